@@ -53,6 +53,7 @@ from funcgrad_nn.containers import (
 )
 from funcgrad_nn.data.samplers import Generator  # torch.Generator, for the data utilities
 from funcgrad_nn.distributed import SyncBatchNorm  # noqa: E402
+from funcgrad_nn.functional import cdist  # torch.cdist (a torch-level function)
 from funcgrad_nn.hooks import (
     register_module_forward_hook,
     register_module_forward_pre_hook,
@@ -150,7 +151,7 @@ __all__ = [
     "Buffer", "BufferUpdateLostWarning", "Parameter", "ParameterDict", "ParameterList", "ReLU", "ReLU6", "Sequential", "SiLU",
     "Sigmoid", "SmoothL1Loss",
     "Softmax", "Softplus", "Tanh", "Unflatten", "functional", "get_default_dtype", "grad",
-    "init", "jit", "load", "manual_seed", "save", "set_default_dtype", "tree_leaves",
+    "cdist", "init", "jit", "load", "manual_seed", "save", "set_default_dtype", "tree_leaves",
     "value_and_grad", "vjp", "vmap", "checkpoint", "compile", "register_module_forward_hook", "register_module_forward_pre_hook",
     "Generator",
     "register_module_full_backward_hook", "register_module_full_backward_pre_hook",

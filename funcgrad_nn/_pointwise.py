@@ -18,10 +18,9 @@ import funcgrad.numpy as fnp
 import funcgrad.scipy.special as fsp
 
 __all__ = [
-    "celu", "cosine_similarity", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
-    "instance_norm", "local_response_norm", "mish", "normalize", "pairwise_distance", "pdist",
-    "prelu",
-    "rms_norm", "selu", "softmin", "softshrink", "softsign", "tanhshrink", "threshold",
+    "cdist", "celu", "cosine_similarity", "glu", "hardshrink", "hardsigmoid", "hardswish",
+    "hardtanh", "instance_norm", "local_response_norm", "mish", "normalize",
+    "pairwise_distance", "pdist", "prelu", "rms_norm", "selu", "softmin", "softshrink", "softsign", "tanhshrink", "threshold",
 ]
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -510,6 +509,95 @@ def pairwise_distance(x1: Any, x2: Any, p: float = 2.0, eps: float = 1e-6,
 
 
 
+#: torch.cdist's compute modes: whether p=2 distances come from one matrix product
+#: (||a||^2 + ||b||^2 - 2 a.b, fast, less exact for close points) or from the differences
+_CDIST_MODES = {
+    "use_mm_for_euclid_dist_if_necessary": lambda r1, r2: r1 > 25 or r2 > 25,
+    "use_mm_for_euclid_dist": lambda r1, r2: True,
+    "donot_use_mm_for_euclid_dist": lambda r1, r2: False,
+}
+
+
+def _euclid_by_matmul(x1: Any, x2: Any) -> Any:
+    # PyTorch's _euclidean_dist: one product of [-2 x1, ||x1||^2, 1] and [x2, 1, ||x2||^2],
+    # clamped at 0 (rounding can make it negative) before the square root; where the
+    # clamp binds the gradient is 0, as PyTorch's backward masks res == 0.
+    n1 = fnp.sum(x1 * x1, axis=-1, keepdims=True)
+    n2 = fnp.sum(x2 * x2, axis=-1, keepdims=True)
+    a = fnp.concatenate([x1 * -2, n1, fnp.ones_like(n1)], axis=-1)
+    b = fnp.concatenate([x2, fnp.ones_like(n2), n2], axis=-1)
+    sq = fnp.matmul(a, fnp.swapaxes(b, -1, -2))
+    pos = sq > 0
+    return fnp.where(pos, fnp.sqrt(fnp.where(pos, sq, fnp.ones_like(sq))), fnp.zeros_like(sq))
+
+
+def cdist(x1: Any, x2: Any, p: float = 2.0,
+          compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Any:
+    """p-norm distances between each row of ``x1`` ``(B..., P, M)`` and each row of ``x2``
+    ``(B..., R, M)``: ``(B..., P, R)``, the batch dimensions broadcast (``torch.cdist``).
+
+    ``p`` is any non-negative number or ``inf`` (``0`` counts differing entries). For
+    ``p=2``, ``compute_mode`` says, as PyTorch's, whether the distances come from one matrix
+    product (``"use_mm_for_euclid_dist"``; by default when ``P > 25`` or ``R > 25``: faster
+    for many rows, but close points lose digits to cancellation) or from the differences
+    (``"donot_use_mm_for_euclid_dist"``). Gradients are PyTorch's: 0 at coincident rows,
+    and for ``p=inf`` every tied largest difference gets the whole gradient.
+
+    >>> import numpy as np
+    >>> cdist(np.array([[0.0, 0.0], [1.0, 1.0]]), np.array([[3.0, 4.0]]))
+    array([[5.        ],
+           [3.60555128]])
+    >>> cdist(np.array([[0.0, 0.0]]), np.array([[3.0, 4.0]]), p=1)
+    array([[7.]])
+    """
+    use_mm = _CDIST_MODES.get(compute_mode) if isinstance(compute_mode, str) else None
+    if use_mm is None:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode (one of "
+                         f"{', '.join(map(repr, _CDIST_MODES))})")
+    for name, x in (("X1", x1), ("X2", x2)):
+        if fnp.ndim(x) < 2:
+            raise _bad_input(f"cdist only supports at least 2D tensors, {name} got: "
+                             f"{fnp.ndim(x)}D")
+        if numpy.dtype(x.dtype).kind != "f":
+            raise _bad_input(f"cdist only supports floating-point dtypes, {name} got: "
+                             f"{numpy.dtype(x.dtype)}")
+    if numpy.dtype(x1.dtype) != numpy.dtype(x2.dtype):
+        raise _bad_input(f"cdist: X1 and X2 must have the same dtype, got "
+                         f"{numpy.dtype(x1.dtype)} and {numpy.dtype(x2.dtype)}")
+    s1, s2 = tuple(fnp.shape(x1)), tuple(fnp.shape(x2))
+    if s1[-1] != s2[-1]:
+        raise _bad_input(f"X1 and X2 must have the same number of columns. X1: {s1[-1]} "
+                         f"X2: {s2[-1]}")
+    if not p >= 0:
+        raise _bad_input(f"cdist only supports non-negative p values, got {p}")
+    try:
+        batch = numpy.broadcast_shapes(s1[:-2], s2[:-2])
+    except ValueError:
+        raise _bad_input(f"cdist: the batch dimensions of X1 {s1} and X2 {s2} do not "
+                         "broadcast") from None
+    (r1, m), r2 = s1[-2:], s2[-2]
+    x1 = fnp.broadcast_to(x1, batch + (r1, m))
+    x2 = fnp.broadcast_to(x2, batch + (r2, m))
+    if m == 0:  # no coordinates: every distance is 0 (PyTorch's, for any p)
+        return fnp.zeros_like(x1, shape=batch + (r1, r2))
+    if p == 2 and use_mm(r1, r2):
+        return _euclid_by_matmul(x1, x2)
+    diff = x1[..., :, None, :] - x2[..., None, :, :]
+    if p == math.inf:
+        return _inf_norm_ties_share_all(diff)
+    return _pnorm(diff, p, -1)
+
+
+def _inf_norm_ties_share_all(diff: Any) -> Any:
+    # PyTorch's pdist/cdist backward for p=inf gives every tied maximum the whole gradient
+    # (sign(diff) where |diff| == dist), where a max (and pairwise_distance) shares it:
+    # the value is the max, the derivative the sum of the ties' |diff| derivatives.
+    a = fnp.abs(diff)
+    top = funcgrad.stop_gradient(fnp.max(a, axis=-1, keepdims=True))
+    ties = funcgrad.stop_gradient(a == top)
+    return top[..., 0] + fnp.sum(fnp.where(ties, a - funcgrad.stop_gradient(a), 0), axis=-1)
+
+
 def pdist(input: Any, p: float = 2.0) -> Any:
     """p-norm distances between the rows of an ``(N, M)`` input, condensed: pairs ``(i, j)``
     with ``i < j`` in row-major order, ``N * (N - 1) / 2`` of them (PyTorch's and SciPy's
@@ -530,11 +618,5 @@ def pdist(input: Any, p: float = 2.0) -> Any:
     rows_j = fnp.take(input, _on_device_of(j, input), axis=0)
     diff = rows_i - rows_j
     if p == math.inf:
-        # PyTorch's pdist backward gives every tied maximum the whole gradient
-        # (sign(diff) where |diff| == dist), where a max (and pairwise_distance) shares it:
-        # the value is the max, the derivative the sum of the ties' |diff| derivatives.
-        a = fnp.abs(diff)
-        top = funcgrad.stop_gradient(fnp.max(a, axis=-1, keepdims=True))
-        ties = funcgrad.stop_gradient(a == top)
-        return top[..., 0] + fnp.sum(fnp.where(ties, a - funcgrad.stop_gradient(a), 0), axis=-1)
+        return _inf_norm_ties_share_all(diff)
     return _pnorm(diff, p, -1)
