@@ -503,8 +503,9 @@ def lstsq(a: Any, b: Any, rcond: Any = None, *,
           numpy_resid: bool = False) -> tuple[Any, Any, Any, Any]:
     """Least-squares solution of ``a @ x = b``: ``(x, residuals, rank, s)`` as NumPy gives.
 
-    Singular values at or below ``rcond * max(s)`` (default ``eps * max(m, n)``) count as
-    zero. ``residuals`` are the squared residual norms when ``rank == n < m``, else empty.
+    Singular values at or below ``rcond * max(s)`` (default ``eps * max(m, n)``; a negative
+    ``rcond``, NumPy 1's default ``-1``, means machine ``eps``, as LAPACK's ``gelsd``) count
+    as zero. ``residuals`` are the squared residual norms when ``rank == n < m``, else empty.
     Under ``jit``/``vmap`` (rank not concrete) residuals are returned whenever ``m > n``.
     JAX's ``numpy_resid`` is accepted: the residuals always follow NumPy's rule above.
 
@@ -529,7 +530,10 @@ def lstsq(a: Any, b: Any, rcond: Any = None, *,
     if rcond is None:
         rcond = numpy.finfo(aa.dtype).eps * builtins.max(m, n)
     u, s, vh = _ld.svd(a, full_matrices=False)
-    cutoff = _ew.mul(_as_cutoff_array(rcond, s), _fr.max(s, axis=-1, initial=0.0))
+    rc = _as_cutoff_array(rcond, s)
+    # gelsd reads a negative rcond as machine precision (NumPy and JAX pass it through)
+    rc = _fe.where(_fe.less(rc, 0), numpy.finfo(aa.dtype).eps, rc)
+    cutoff = _ew.mul(rc, _fr.max(s, axis=-1, initial=0.0))
     large = _fe.greater(s, cutoff)
     rank = _fr.count_nonzero(large)
     s_inv = _fe.where(large, _ew.div(1.0, _fe.where(large, s, 1.0)), 0.0)

@@ -446,6 +446,20 @@ def test_lstsq_rank_and_residuals() -> None:
     assert rank2 == 1 and host(res2).shape == (0,)
 
 
+@pytest.mark.parametrize("rcond", [-1, -1e-3])
+def test_lstsq_negative_rcond_means_machine_eps(rcond) -> None:
+    # NumPy 1's default rcond=-1: gelsd cuts at eps * max(s), so the rank-1 ones((5, 3))
+    # (a second singular value ~1.8e-16, above a cutoff of 0) has rank 1, not 3 with inf/nan x
+    a = np.ones((5, 3))
+    b = np.arange(5.0)
+    x, res, rank, s = fnp.linalg.lstsq(dev(a), dev(b), rcond=rcond)
+    # np.linalg.lstsq(a, b, rcond=-1)
+    assert_allclose(x, np.full(3, 2.0 / 3.0), rtol=1e-12)
+    assert rank == 1 and host(res).shape == (0,)
+    x = funcgrad.jit(lambda m, v: fnp.linalg.lstsq(m, v, rcond=rcond)[0])(dev(a), dev(b))
+    assert_allclose(x, np.full(3, 2.0 / 3.0), rtol=1e-12)
+
+
 # ---------------------------------------------------------------------------------------------
 # Routing from NumPy, jit, devices
 
