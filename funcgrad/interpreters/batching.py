@@ -31,6 +31,7 @@ from funcgrad.core import (
 )
 from funcgrad.errors import ConcretizationError, MissingRuleError, batched_error
 from funcgrad.interpreters.jvp import elementwise_primitives
+from funcgrad.ir import ClosedJaxpr, sub_jaxprs
 
 __all__ = [
     "not_mapped",
@@ -80,6 +81,18 @@ def current_axis_name() -> Any:
 
 def _names(axis_name: Any) -> tuple:
     return axis_name if isinstance(axis_name, tuple) else (axis_name,)
+
+
+def _uses_axis(params: dict, name: Any) -> bool:
+    """Whether a jaxpr among ``params`` (a loop body, a branch, a called program, at any
+    depth) applies a collective over the named axis ``name``."""
+    for sub in sub_jaxprs(params):
+        for eqn in (sub.jaxpr if isinstance(sub, ClosedJaxpr) else sub).eqns:
+            if eqn.prim in named_axis_batch_rules and name in _names(eqn.params["axis_name"]):
+                return True
+            if eqn.prim.carries_jaxprs and _uses_axis(eqn.params, name):
+                return True
+    return False
 
 
 def get_batch_rule(prim: Primitive) -> BatchRule:
@@ -229,7 +242,8 @@ class BatchTrace(Trace):
         token = _trace_var.set(self.parent)  # type: ignore[arg-type]
         name_token = _rule_axis_name.set(self.axis_name)
         try:
-            if not live:
+            if not live and not (prim.carries_jaxprs and self.axis_name is not None
+                                 and _uses_axis(params, self.axis_name)):
                 return bind(prim, *vals, **params)
             if structured:
                 res = _process_structured(self, prim, args, vals, dims, params)

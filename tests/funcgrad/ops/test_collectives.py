@@ -414,3 +414,26 @@ def test_tuple_of_names_is_row_major_over_the_names():
     with pytest.raises(ValueError, match="all_to_all takes one axis name"):
         funcgrad.vmap(lambda a: lax.all_to_all(a, ("i", "j"), 0, 0), axis_name="i")(
             dev(np.ones((2, 2))))
+
+
+def test_collectives_in_loops_and_calls_without_batched_operands():
+    # A loop (or jit) whose operands are all unbatched still runs per member when its body
+    # names the vmap axis (JAX 0.10.2's values: [0, 2, 4], [5, 6, 6], [0, 1, 2], [6, 6, 6]).
+    x = dev(np.ones((3, 2)))
+
+    def vm(f):
+        return host(funcgrad.vmap(f, axis_name="i")(x)).tolist()
+
+    assert vm(lambda v: lax.scan(lambda c, _: (c + lax.axis_index("i"), None), 0, None,
+                                 length=2)[0]) == [0, 2, 4]
+    assert vm(lambda v: lax.fori_loop(0, 2, lambda k, c: c + lax.axis_index("i"), 0)) == [0, 2, 4]
+    assert vm(lambda v: lax.while_loop(lambda c: c < 5, lambda c: c + lax.axis_index("i") + 1,
+                                       0)) == [5, 6, 6]
+    assert vm(lambda v: funcgrad.jit(lambda: lax.axis_index("i"))()) == [0, 1, 2]
+    assert vm(lambda v: lax.switch(1, [lambda: np.int32(7), lambda: lax.axis_index("i")])) \
+        == [0, 1, 2]
+    assert vm(lambda v: lax.fori_loop(0, 2, lambda k, c: c + lax.psum(1, "i"), 0)) == [6, 6, 6]
+    both = funcgrad.jit(funcgrad.vmap(funcgrad.vmap(
+        lambda v: lax.fori_loop(0, 2, lambda k, c: c + 10 * lax.axis_index("i")
+                                + lax.axis_index("j"), 0), axis_name="j"), axis_name="i"))
+    assert host(both(x)).tolist() == [[0, 2], [20, 22], [40, 42]]
