@@ -19,6 +19,7 @@ on the mutation fails loudly instead of silently doing nothing.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -39,8 +40,9 @@ import funcgrad.ops.special as _special
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import canonical_dtype, get_aval, result_dtype
 from funcgrad.backend import device_of, device_put, get_default_device, to_numpy
-from funcgrad.core import Tracer, concrete_or_error
+from funcgrad.core import Tracer, concrete_or_error, current_trace
 from funcgrad.errors import ConcretizationError, ShapeError
+from funcgrad.interpreters.staging import staging_below
 from funcgrad.numpy._dtype_utils import check_python_ints_fit
 from funcgrad.ops._util import normalize_axis
 
@@ -1097,10 +1099,10 @@ def apply_over_axes(func: Callable[[Any, int], Any], a: Any, axes: Any) -> Any:
     return val
 
 
-def _piecewise_condition(c: Any, x: Any, xa: Any) -> Any:
-    """Condition ``c`` as a boolean mask of ``x``'s shape. NumPy applies it as a boolean
-    index (``y[c] = ...``), so it must match the leading axes of ``x`` exactly and covers
-    the trailing ones whole."""
+def _piecewise_condition(c: Any, x: Any, xa: Any) -> tuple[Any, Any]:
+    """Condition ``c`` as a boolean array (as given: NumPy applies it as a boolean index,
+    ``y[c] = ...``) and as a mask of ``x``'s shape. As an index it must match the leading axes
+    of ``x`` exactly and covers the trailing ones whole."""
     c = _cast(_arrs_together(x, c)[1], numpy.dtype(bool))
     cs = get_aval(c).shape
     if len(cs) > xa.ndim:
@@ -1111,18 +1113,62 @@ def _piecewise_condition(c: Any, x: Any, xa: Any) -> Any:
             raise IndexError(f"piecewise: boolean index did not match indexed array along axis "
                              f"{i}; size of axis is {a} but size of corresponding boolean axis "
                              f"is {b}")
-    if len(cs) < xa.ndim:
-        c = _shape.reshape(c, cs + (1,) * (xa.ndim - len(cs)))
-    return _fs.broadcast_to(c, xa.shape)
+    full = c if len(cs) == xa.ndim else _shape.reshape(c, cs + (1,) * (xa.ndim - len(cs)))
+    return c, _fs.broadcast_to(full, xa.shape)
+
+
+def _piecewise_eager(x: Any, xa: Any, conds: list, funclist: Sequence[Any], args: tuple,
+                     kw: dict) -> Any:
+    """NumPy's evaluation: each function sees only its own elements (``x[cond]``, skipped
+    when there are none), so it neither warns nor fails on the others."""
+    y = _fc.zeros_like(x)
+    for c, f in zip(conds, funclist):
+        if not callable(f):
+            y = _fi.at(y)[c].set(_cast(_arrs_together(x, f)[1], xa.dtype))
+            continue
+        vals = _fi._getitem(x, c)
+        if get_aval(vals).size:
+            out = _arrs_together(x, f(vals, *args, **kw))[1]
+            y = _fi.at(y)[c].set(_cast(out, xa.dtype))
+    return y
+
+
+def _piecewise_traced(x: Any, xa: Any, masks: list, funclist: Sequence[Any], args: tuple,
+                      kw: dict) -> Any:
+    """jax.numpy's evaluation: every function runs on the whole array and ``where`` selects.
+    A function's own elements reach it as they are; the others are replaced by one of its own
+    elements behind ``stop_gradient`` (their results are dropped anyway), so a function
+    singular elsewhere (``log`` of the non-positive part) neither warns nor leaks nan into the
+    gradient -- as JAX, whose ``vmap`` of ``switch`` selects each branch's input, gives 0
+    there. Where a function owns no element (an example of ``vmap`` outside its condition) it
+    still sees one it does not own, so while operations run as they are called (no ``jit``
+    staging) NumPy's warnings are silenced."""
+    y = _fc.zeros_like(x)
+    flat = _fs.ravel(x)
+    staged = staging_below(current_trace())
+    for c, f in zip(masks, funclist):
+        if callable(f):
+            own = _fi._getitem(flat, _fr.argmax(_fs.ravel(c)))
+            xin = _fe.where(c, x, _ew.stop_gradient(own))
+            with contextlib.nullcontext() if staged else numpy.errstate(all="ignore"):
+                val = f(xin, *args, **kw)
+        else:
+            val = f
+        val = _fs.broadcast_to(_cast(_arrs_together(x, val)[1], xa.dtype), xa.shape)
+        y = _fe.where(c, val, y)
+    return y
 
 
 def piecewise(x: Any, condlist: Any, funclist: Sequence[Any], *args: Any, **kw: Any) -> Any:
     """``funclist[i](x)`` where ``condlist[i]`` holds (later conditions win; one extra function
     is the default where none holds; non-callables are constants). Results take ``x``'s dtype.
 
-    Unlike NumPy each function is evaluated on the whole of ``x`` and the results are selected
-    with ``where`` (as in jax.numpy), so it traces and differentiates; the functions must be
-    elementwise and must not fail on the elements they do not own.
+    On concrete ``x`` and conditions each function is called, as in NumPy, on its own elements
+    only (``x[cond]``), so a function that warns or fails elsewhere is fine. Traced (under
+    ``jit``, ``grad``, ``vmap``) each function is evaluated on the whole of ``x`` and the results
+    are selected with ``where`` (as in jax.numpy), so the functions must be elementwise; the
+    elements a function does not own reach it replaced by one it does own, so it does not warn
+    there and, as in JAX, the gradient there is 0.
 
     Example:
         >>> x = numpy.array([-2.0, 0.5, 3.0])
@@ -1150,18 +1196,17 @@ def piecewise(x: Any, condlist: Any, funclist: Sequence[Any], *args: Any, **kw: 
     if n not in (n2, n2 - 1):
         raise ValueError(f"piecewise: with {n} condition(s), either {n} or {n + 1} functions "
                          "are expected")
-    conds = [_piecewise_condition(c, x, xa) for c in conds]
+    pairs = [_piecewise_condition(c, x, xa) for c in conds]
+    conds, masks = [p[0] for p in pairs], [p[1] for p in pairs]
     if n == n2 - 1:
-        none = conds[0]
-        for c in conds[1:]:
+        none = masks[0]
+        for c in masks[1:]:
             none = _fe.logical_or(none, c)
-        conds.append(_fe.logical_not(none))
-    y = _fc.zeros_like(x)
-    for c, f in zip(conds, funclist):
-        val = f(x, *args, **kw) if callable(f) else f
-        val = _fs.broadcast_to(_cast(_arrs_together(x, val)[1], xa.dtype), xa.shape)
-        y = _fe.where(c, val, y)
-    return y
+        masks.append(_fe.logical_not(none))
+        conds.append(masks[-1])
+    if not any(isinstance(v, Tracer) for v in (x, *masks)):
+        return _piecewise_eager(x, xa, conds, funclist, args, kw)
+    return _piecewise_traced(x, xa, masks, funclist, args, kw)
 
 
 def trim_zeros(filt: Any, trim: str = "fb", axis: Any = None) -> Any:

@@ -5,6 +5,8 @@ express. Values against NumPy are in tests/funcgrad/op_tables/manipulation.py.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.special
@@ -333,6 +335,39 @@ def test_piecewise_nd_condition_is_a_list_along_axis_0(jit: bool) -> None:
     # lists of conditions (Python data) index x's leading axes the same way
     got = fnp.piecewise(dev(y), [[True, False]], [lambda v: v * 10, -1.0])
     assert host(got).tolist() == [[-20.0, -10.0, 0.0], [-1.0, -1.0, -1.0]]
+
+
+def test_piecewise_functions_see_only_their_elements() -> None:
+    # NumPy calls each function on x[cond] only (a function failing elsewhere is fine, and a
+    # function with no elements is not called); traced, every function sees the whole array
+    # but the elements it does not own are replaced, so log of the non-positive part neither
+    # warns nor leaks nan into the gradient: JAX 0.10.2's grad is [0, 0, 0.5, 0.25]
+    x = dev(np.array([-1.0, 0.0, 2.0, 4.0]))
+    seen = []
+
+    def strict_sqrt(v):
+        seen.append(_np(v).tolist())
+        if np.any(_np(v) <= 0):
+            raise ValueError("called on a non-positive element")
+        return fnp.sqrt(v)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = fnp.piecewise(x, [x > 0, x > 9], [strict_sqrt, strict_sqrt, -1.0])
+        assert _np(got).tolist() == [-1.0, -1.0, np.sqrt(2.0), 2.0]
+        assert seen == [[2.0, 4.0]]
+
+        def f(x):
+            return fnp.piecewise(x, [x > 0], [fnp.log, 0.0])
+
+        for g in (funcgrad.grad(lambda x: fnp.sum(f(x))),
+                  funcgrad.jit(funcgrad.grad(lambda x: fnp.sum(f(x))))):
+            assert _np(g(x)).tolist() == [0.0, 0.0, 0.5, 0.25]
+        assert_allclose(funcgrad.jit(f)(x), np.array([0.0, 0.0, np.log(2.0), np.log(4.0)]))
+        assert_allclose(funcgrad.vmap(f)(x), np.array([0.0, 0.0, np.log(2.0), np.log(4.0)]))
+    # an example of vmap that log owns no element of: its backward pass still divides by 0
+    with np.errstate(all="ignore"):
+        assert _np(funcgrad.vmap(funcgrad.grad(f))(x)).tolist() == [0.0, 0.0, 0.5, 0.25]
 
 
 def test_trim_zeros_needs_concrete_input() -> None:
