@@ -508,19 +508,27 @@ def _float_power(x: Any, y: Any) -> Any:
 
 
 def _fmax(x: Any, y: Any) -> Any:
-    x, y = _colocate(x, y)
-    r = _ew.max(x, y)
-    if _np.result_type(get_aval(x).dtype, get_aval(y).dtype).kind not in "fc":
-        return r
-    r = _ew.select_n(_scalar_or(_ew.is_nan, _py_isnan, x), r, y)
-    return _ew.select_n(_scalar_or(_ew.is_nan, _py_isnan, y), r, x)
+    return _fmax_fmin(_np.fmax, x, y, _ew.max, _ew.gt)
 
 
 def _fmin(x: Any, y: Any) -> Any:
+    return _fmax_fmin(_np.fmin, x, y, _ew.min, _ew.lt)
+
+
+def _fmax_fmin(ufunc: Any, x: Any, y: Any, extremum: Any, wins: Any) -> Any:
+    """NumPy's fmax/fmin: ``x`` where it wins or ``y`` is nan, else ``y`` -- so a tie (and
+    ``+-0``) gives ``y``, as NumPy, and all of a tie's gradient goes to ``y``, as in
+    jax.numpy (``where(less(x1, x2) | isnan(x2), x1, x2)``), not half to each as for
+    maximum/minimum."""
     x, y = _colocate(x, y)
-    r = _ew.min(x, y)
-    if _np.result_type(get_aval(x).dtype, get_aval(y).dtype).kind not in "fc":
-        return r
+    dt = _ufunc_dtype(ufunc, x, y)
+    if dt.kind not in "fc":
+        return extremum(x, y)
+    if dt.kind == "f":
+        x, y = _cast_near(x, dt, y), _cast_near(y, dt, x)
+        x_wins = _ew.or_(wins(x, y), _scalar_or(_ew.is_nan, _py_isnan, y))
+        return _ew.select_n(x_wins, y, x)
+    r = extremum(x, y)
     r = _ew.select_n(_scalar_or(_ew.is_nan, _py_isnan, x), r, y)
     return _ew.select_n(_scalar_or(_ew.is_nan, _py_isnan, y), r, x)
 

@@ -240,3 +240,36 @@ def test_negated_complex_product_keeps_signed_zeros():
     want = -((2 + 1j) * np.array([1 + 2j, -3j]))
     np.testing.assert_array_equal(np.signbit(got.real), np.signbit(want.real))
     np.testing.assert_array_equal(got, want)
+
+
+def test_real_imag_conj_of_bools_eager_and_traced():
+    # A Python bool eagerly is NumPy's: True.real is the int 1 (bool.real is an int). Traced by
+    # jit it is a strong bool array (see test_traced_python_bools), whose real part is itself,
+    # as np.real(np.array(True)) and jnp.real(True) under jax.jit; conj of a bool array is
+    # NumPy's int8 ufunc loop in both.
+    assert fnp.real(True) == 1 and type(fnp.real(True)) is int
+    assert int(host(fnp.imag(True))) == 0 and host(fnp.imag(True)).dtype.kind == "i"
+    for fn, want, dt in [(fnp.real, [True, False], np.bool_), (fnp.imag, [False, False], np.bool_),
+                         (fnp.conj, [1, 0], np.int8)]:
+        got = host(funcgrad.jit(fn)(True))
+        assert got.dtype == dt and got.shape == () and got == want[0]
+        got = host(fn(dev(np.array([True, False]))))
+        assert got.dtype == dt and got.tolist() == want
+
+
+def test_fmax_fmin_ties_send_the_gradient_to_the_second_argument():
+    # jnp.fmax is where((x1 > x2) | isnan(x2), x1, x2) (fmin with <): a tie's gradient all goes
+    # to x2 (JAX 0.10.2), unlike maximum's 1/2 each; the value there is NumPy's (x2: -0.0 for
+    # fmax(0.0, -0.0))
+    a = dev(np.array([1.0, 2.0, 3.0, np.nan, 1.0, np.nan, 0.0]))
+    b = dev(np.array([1.0, 1.0, 4.0, 1.0, np.nan, np.nan, -0.0]))
+    want = {("fmax", 0): [0, 1, 0, 0, 1, 1, 0], ("fmax", 1): [1, 0, 1, 1, 0, 0, 1],
+            ("fmin", 0): [0, 0, 1, 0, 1, 1, 0], ("fmin", 1): [1, 1, 0, 1, 0, 0, 1]}
+    for (name, arg), w in want.items():
+        fn = getattr(fnp, name)
+        g = funcgrad.grad(lambda x, y, fn=fn: fnp.sum(fn(x, y)), argnums=arg)
+        np.testing.assert_array_equal(host(g(a, b)), w)
+        np.testing.assert_array_equal(host(funcgrad.jit(g)(a, b)), w)
+    assert np.signbit(host(fnp.fmax(dev(np.array(0.0)), dev(np.array(-0.0)))))
+    np.testing.assert_array_equal(host(fnp.maximum(a, b)), np.maximum(host(a), host(b)))
+    assert float(funcgrad.grad(fnp.maximum)(1.0, 1.0)) == 0.5
