@@ -16,15 +16,10 @@ from typing import Any
 
 import numpy
 
-import funcgrad.numpy as fnp
-from funcgrad.avals import get_aval
-from funcgrad.backend import device_put, get_default_device
 from funcgrad.core import Tracer
-from funcgrad.scipy._signal_filters import lfilter
-from funcgrad.scipy._signal_iir import cheby1, sosfilt, sosfiltfilt
 from funcgrad.scipy._signal_spectral import get_window
 
-__all__ = ["firwin", "kaiser_beta", "kaiser_atten", "kaiserord", "decimate"]
+__all__ = ["firwin", "kaiser_beta", "kaiser_atten", "kaiserord"]
 
 
 def kaiser_beta(a: float) -> float:
@@ -143,49 +138,3 @@ def firwin(numtaps: int, cutoff: Any, *, width: float | None = None,
         freq = 0.0 if left == 0 else (1.0 if right == 1 else 0.5 * (left + right))
         h /= numpy.sum(h * numpy.cos(numpy.pi * m * freq))
     return h
-
-
-def decimate(x: Any, q: int, n: int | None = None, ftype: str = "iir", axis: int = -1,
-             zero_phase: bool = True) -> Any:
-    """Downsample ``x`` by the integer ``q`` along ``axis`` after an anti-aliasing filter,
-    as ``scipy.signal.decimate``: ``ftype="iir"`` (default; a Chebyshev I filter of order
-    ``n`` = 8, 0.05 dB ripple, cutoff ``0.8 / q``, run forward and backward with
-    ``sosfiltfilt`` -- or forward only with ``zero_phase=False``) or ``"fir"`` (a Hamming
-    ``firwin`` of ``n + 1`` taps, ``n`` = 20 q; only with ``zero_phase=False``: SciPy's
-    zero-phase FIR path goes through ``resample_poly``, not provided). Differentiable in
-    ``x``.
-
-    Example:
-        >>> import numpy as np
-        >>> from funcgrad.scipy.signal import decimate
-        >>> decimate(np.ones(40), 4).round(6)   # the Chebyshev filter's DC gain (0.05 dB ripple)
-        array([0.988553, 0.988553, 0.988553, 0.988553, 0.988553, 0.988553,
-               0.988553, 0.988553, 0.988553, 0.988553])
-    """
-    if isinstance(q, bool) or int(q) != q or int(q) < 1:
-        raise TypeError(f"decimate: q must be a positive integer, got {q!r}")
-    q = int(q)
-    x = fnp.asarray(x)
-    dt = x.dtype
-    if not fnp.issubdtype(dt, fnp.inexact) or dt == numpy.float16:
-        x = x.astype(numpy.float64)
-    ax = axis % x.ndim
-    idx = [slice(None)] * x.ndim
-    if ftype == "fir":
-        if zero_phase:
-            raise ValueError("decimate: ftype='fir' with zero_phase=True needs resample_poly, "
-                             "which funcgrad does not provide; use zero_phase=False or the "
-                             "default 'iir'")
-        taps = firwin((20 * q if n is None else int(n)) + 1, 1.0 / q, window="hamming")
-        dev = get_aval(x).device or get_default_device()
-        y = lfilter(device_put(taps.astype(x.dtype), dev), device_put(numpy.ones(1, x.dtype), dev),
-                    x, axis=ax)
-        idx[ax] = slice(None, None, q)
-        return y[tuple(idx)]
-    if ftype != "iir":
-        raise ValueError("invalid ftype")
-    sos = cheby1(8 if n is None else int(n), 0.05, 0.8 / q, output="sos").astype(x.dtype)
-    sos = device_put(sos, get_aval(x).device or get_default_device())  # with the signal
-    y = sosfiltfilt(sos, x, axis=ax) if zero_phase else sosfilt(sos, x, axis=ax)
-    idx[ax] = slice(None, None, q)
-    return y[tuple(idx)]

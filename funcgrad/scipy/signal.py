@@ -33,7 +33,7 @@ from funcgrad.scipy._signal_filters import (
     medfilt,
     medfilt2d,
 )
-from funcgrad.scipy._signal_fir import decimate, firwin, kaiser_atten, kaiser_beta, kaiserord
+from funcgrad.scipy._signal_fir import firwin, kaiser_atten, kaiser_beta, kaiserord
 from funcgrad.scipy._signal_iir import (
     butter,
     cheby1,
@@ -49,6 +49,16 @@ from funcgrad.scipy._signal_iir import (
     zpk2sos,
     zpk2tf,
 )
+from funcgrad.scipy._signal_peaks import (
+    PeakPropertyWarning,
+    argrelextrema,
+    argrelmax,
+    argrelmin,
+    find_peaks,
+    peak_prominences,
+    peak_widths,
+)
+from funcgrad.scipy._signal_resample import decimate, resample, resample_poly, upfirdn
 from funcgrad.scipy._signal_spectral import (
     csd,
     get_window,
@@ -65,7 +75,9 @@ __all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", 
            "lfilter_zi", "filtfilt", "butter", "medfilt", "medfilt2d", "oaconvolve", "cheby1",
            "cheby2", "iirfilter", "zpk2tf", "zpk2sos", "tf2sos", "sosfilt", "sosfilt_zi",
            "sosfiltfilt", "freqz", "sosfreqz", "freqz_sos", "savgol_coeffs", "savgol_filter",
-           "firwin", "kaiser_beta", "kaiser_atten", "kaiserord", "spectrogram", "decimate"]
+           "firwin", "kaiser_beta", "kaiser_atten", "kaiserord", "spectrogram", "decimate",
+           "find_peaks", "peak_prominences", "peak_widths", "argrelextrema", "argrelmax",
+           "argrelmin", "PeakPropertyWarning", "upfirdn", "resample_poly", "resample"]
 
 _MODES = ("full", "same", "valid")
 
