@@ -32,6 +32,7 @@ from funcgrad_nn import (  # noqa: E402  (after the layers they wrap)
     init,
     optim,
     parallel,
+    random,
     train,
     utils,
 )
@@ -60,7 +61,15 @@ from funcgrad_nn.hooks import (
     register_module_full_backward_hook,
     register_module_full_backward_pre_hook,
 )
-from funcgrad_nn.init import get_default_dtype, manual_seed, set_default_dtype
+from funcgrad_nn.init import (
+    get_default_dtype,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_default_dtype,
+    set_rng_state,
+)
 from funcgrad_nn.layers import *  # noqa: E402, F403  (every layer, incl. the lists below)
 from funcgrad_nn.layers import (
     ELU,
@@ -152,6 +161,7 @@ __all__ = [
     "Sigmoid", "SmoothL1Loss",
     "Softmax", "Softplus", "Tanh", "Unflatten", "functional", "get_default_dtype", "grad",
     "cdist", "init", "jit", "load", "manual_seed", "save", "set_default_dtype", "tree_leaves",
+    "get_rng_state", "set_rng_state", "seed", "initial_seed", "random",
     "value_and_grad", "vjp", "vmap", "checkpoint", "compile", "register_module_forward_hook", "register_module_forward_pre_hook",
     "Generator",
     "register_module_full_backward_hook", "register_module_full_backward_pre_hook",

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextvars
 import functools
+import json
 import math
 import warnings
 from collections.abc import Callable
@@ -30,9 +31,10 @@ import funcgrad
 
 __all__ = [
     "InitValueError", "calculate_gain", "constant", "constant_", "default_generator", "dirac",
-    "dirac_", "eye", "eye_", "get_default_dtype", "kaiming_normal", "kaiming_normal_",
-    "kaiming_uniform", "kaiming_uniform_", "manual_seed", "normal", "normal_", "ones_", "orthogonal",
-    "orthogonal_", "set_default_dtype", "sparse", "sparse_", "trunc_normal_", "uniform",
+    "dirac_", "eye", "eye_", "get_default_dtype", "get_rng_state", "initial_seed",
+    "kaiming_normal", "kaiming_normal_", "kaiming_uniform", "kaiming_uniform_", "manual_seed",
+    "normal", "normal_", "ones_", "orthogonal", "orthogonal_", "seed", "set_default_dtype",
+    "set_rng_state", "sparse", "sparse_", "trunc_normal_", "uniform",
     "uniform_", "xavier_normal", "xavier_normal_", "xavier_uniform", "xavier_uniform_",
     "zeros_",
 ]
@@ -45,6 +47,9 @@ _state: dict[str, Any] = {"dtype": numpy.dtype(numpy.float32)}
 # context that never seeded gets a fresh, entropy-seeded generator on first use.
 _generator: contextvars.ContextVar[numpy.random.Generator | None] = contextvars.ContextVar(
     "funcgrad_nn_default_generator", default=None)
+# The seed the context's generator was made from (initial_seed), set with it.
+_seed: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "funcgrad_nn_default_seed", default=None)
 
 
 def set_default_dtype(dtype: Any) -> None:
@@ -83,8 +88,10 @@ def manual_seed(seed: int) -> numpy.random.Generator:
     >>> _ = nn.manual_seed(0); bool((a == nn.Linear(2, 2).weight).all())
     True
     """
+    seed = int(seed) % 2**64  # as PyTorch's: int() of the seed, a negative one wrapped to 64 bits
     gen = numpy.random.default_rng(seed)
     _generator.set(gen)
+    _seed.set(seed)
     return gen
 
 
@@ -97,9 +104,97 @@ def default_generator() -> numpy.random.Generator:
     """
     gen = _generator.get()
     if gen is None:
-        gen = numpy.random.default_rng()
-        _generator.set(gen)
+        gen = manual_seed(_entropy_seed())
     return gen
+
+
+def _entropy_seed() -> int:
+    return int(numpy.random.SeedSequence().entropy) % 2**63  # PyTorch's seeds are 63-bit
+
+
+def seed() -> int:
+    """Reseed the default generator from the operating system's entropy and return the seed
+    (``torch.seed``).
+
+    >>> import funcgrad_nn as nn
+    >>> s = nn.seed()
+    >>> nn.initial_seed() == s
+    True
+    """
+    s = _entropy_seed()
+    manual_seed(s)
+    return s
+
+
+def initial_seed() -> int:
+    """The seed the default generator was made from: the last :func:`manual_seed` or
+    :func:`seed`, else the entropy seed it started with (``torch.initial_seed``).
+
+    >>> import funcgrad_nn as nn
+    >>> _ = nn.manual_seed(7)
+    >>> nn.initial_seed()
+    7
+    """
+    default_generator()
+    return _seed.get()
+
+
+def get_rng_state() -> numpy.ndarray:
+    """The default generator's state as a uint8 array (``torch.get_rng_state``'s byte
+    tensor): save it in a checkpoint, restore it with :func:`set_rng_state`, and the
+    initialisers, shuffling loaders and samplers that draw from the generator continue as
+    if never interrupted.
+
+    Modules that draw random numbers (``Dropout``, ``RReLU``, ...) carry their own key, a
+    non-persistent buffer ``rng_key`` seeded from this generator when they are built, which
+    ``state_dict()`` leaves out: for an identical continuation, save those buffers too (see
+    docs/training.md).
+
+    >>> import numpy as np, funcgrad_nn as nn
+    >>> _ = nn.manual_seed(0)
+    >>> state = nn.get_rng_state()
+    >>> a = nn.Linear(2, 2).weight.copy()
+    >>> nn.set_rng_state(state)
+    >>> bool((nn.Linear(2, 2).weight == a).all())
+    True
+    """
+    gen = default_generator()
+    record = {"seed": initial_seed(), "state": gen.bit_generator.state}
+    return numpy.frombuffer(json.dumps(record).encode(), numpy.uint8).copy()
+
+
+def set_rng_state(new_state: Any) -> None:
+    """Restore the default generator to a state :func:`get_rng_state` returned
+    (``torch.set_rng_state``); a saved and reloaded state (``nn.save``/``nn.load``, on any
+    device) works as well.
+
+    >>> import funcgrad_nn as nn
+    >>> state = nn.get_rng_state()
+    >>> x = nn.init.default_generator().random()
+    >>> nn.set_rng_state(state)
+    >>> nn.init.default_generator().random() == x
+    True
+    """
+    try:
+        raw = numpy.asarray(funcgrad.to_numpy(new_state))
+        if raw.dtype != numpy.uint8 or raw.ndim != 1:
+            raise ValueError
+        record = json.loads(raw.tobytes().decode())
+        seed, state = int(record["seed"]), record["state"]
+        gen = numpy.random.Generator(getattr(numpy.random, state["bit_generator"])())
+        gen.bit_generator.state = state
+    except (ValueError, TypeError, KeyError, AttributeError, UnicodeDecodeError):
+        raise TypeError("set_rng_state: expected the uint8 array get_rng_state() returned, "
+                        f"got {_describe_state(new_state)}") from None
+    _generator.set(gen)
+    _seed.set(seed)
+
+
+def _describe_state(x: Any) -> str:
+    shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
+    if shape is not None and dtype is not None:
+        return f"an array {dtype}{list(shape)}"
+    return type(x).__name__
 
 
 def _gen(generator: Any) -> numpy.random.Generator:

@@ -100,8 +100,9 @@ class DataLoader:
     """Iterate over ``dataset`` in batches (PyTorch's arguments and checks).
 
     ``generator`` (a ``numpy.random.Generator`` or an int seed) or ``seed`` makes shuffling and
-    the workers' seeds deterministic; without them they come from ``nn.manual_seed``'s global
-    generator. ``multiprocessing_context`` is a start-method name (``"fork"``, ``"spawn"``,
+    the workers' seeds deterministic; without them each pass draws them from ``nn.manual_seed``'s
+    global generator when it starts, as PyTorch's does (so ``nn.manual_seed`` or
+    ``nn.set_rng_state`` after building the loader decide the next shuffle). ``multiprocessing_context`` is a start-method name (``"fork"``, ``"spawn"``,
     ``"forkserver"``) or a context; with spawn/forkserver the dataset and functions must pickle.
 
     >>> import numpy as np
@@ -175,7 +176,7 @@ class DataLoader:
             raise TypeError("collate_fn must be callable")
         if worker_init_fn is not None and not callable(worker_init_fn):
             raise TypeError("worker_init_fn must be callable")
-        if shuffle or generator is not None or seed is not None:
+        if generator is not None or seed is not None:
             generator = as_generator(generator, seed)
         if sampler is None and not self._iterable:
             sampler = (RandomSampler(dataset, generator=generator) if shuffle

@@ -76,6 +76,21 @@ def test_shuffle_is_deterministic_and_a_permutation():
     assert_allclose([host(y) for _, y in slow], a)
 
 
+def test_shuffle_without_a_generator_draws_each_pass_from_the_global_generator():
+    # PyTorch's RandomSampler draws its seed from the global generator when a pass starts:
+    # seeding (or restoring the RNG state) after building the loader decides the order.
+    loader = DataLoader(_ds(), batch_size=10, shuffle=True)
+    nn.manual_seed(3)
+    first = host(next(iter(loader))[1])
+    state = nn.get_rng_state()
+    second = host(next(iter(loader))[1])
+    nn.manual_seed(3)
+    assert_allclose(host(next(iter(loader))[1]), first)
+    nn.set_rng_state(state)
+    assert_allclose(host(next(iter(loader))[1]), second)
+    assert loader.generator is None
+
+
 def test_collate_pytrees():
     P = namedtuple("P", "x y")
     batch = default_collate([P(np.zeros(2), 1.0), P(np.ones(2), 2.0)])

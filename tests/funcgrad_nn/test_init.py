@@ -274,3 +274,38 @@ def test_private_no_grad_helpers_and_module_utils_that_ported_code_imports():
     assert init._no_grad_normal_(w, 5.0, 0.1, generator=0).mean() > 4.9
     assert _reverse_repeat_tuple((1, 2, 3), 2) == (3, 3, 2, 2, 1, 1)
     assert type(nn.MultiheadAttention(4, 2).out_proj) is NonDynamicallyQuantizableLinear
+
+
+def test_rng_state_round_trips_through_a_checkpoint(tmp_path):
+    nn.manual_seed(11)
+    state = nn.get_rng_state()
+    assert state.dtype == np.uint8 and state.ndim == 1  # torch's ByteTensor
+    a = nn.Linear(3, 3).weight.copy()
+    nn.save({"rng": state}, tmp_path / "ck.safetensors")
+    nn.manual_seed(0)
+    nn.set_rng_state(nn.load(tmp_path / "ck.safetensors")["rng"])
+    np.testing.assert_array_equal(nn.Linear(3, 3).weight, a)
+    assert nn.initial_seed() == 11
+
+
+def test_seed_initial_seed_and_fork_rng():
+    nn.manual_seed(-1)
+    assert nn.initial_seed() == 2**64 - 1  # torch wraps a negative seed to 64 bits
+    s = nn.seed()
+    assert nn.initial_seed() == s and 0 <= s < 2**63
+    nn.manual_seed(4)
+    with nn.random.fork_rng():
+        nn.manual_seed(9)
+        inside = init.default_generator().random()
+    assert nn.initial_seed() == 4
+    nn.manual_seed(4)
+    assert init.default_generator().random() != inside
+    with nn.random.fork_rng(enabled=False):
+        nn.manual_seed(9)
+    assert nn.initial_seed() == 9
+
+
+@pytest.mark.parametrize("bad", [np.zeros(3, np.float32), np.zeros(4, np.uint8), "state"])
+def test_set_rng_state_names_a_wrong_state(bad):
+    with pytest.raises(TypeError, match="get_rng_state"):
+        nn.set_rng_state(bad)
