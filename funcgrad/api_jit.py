@@ -306,7 +306,7 @@ class _Entry:
     """One traced signature: the jaxpr, the output structure and (lazily) the executable."""
 
     __slots__ = ("closed", "out_tree", "donated", "exe", "labels", "key", "consts", "out_kind",
-                 "run")
+                 "run", "consumed_keys")
 
     def __init__(self, closed, out_tree, donated, labels, key, consts) -> None:
         self.closed = closed
@@ -321,6 +321,8 @@ class _Entry:
         self.run: Any = None  # the callable the eager fast path uses
         self.labels = labels
         self.key = key
+        # the argument leaves a call consumes as PRNG keys (the key-reuse checker's, lazily)
+        self.consumed_keys: tuple[int, ...] | None = None
 
     def executable(self, name: str) -> Any:
         exe = self.exe
@@ -358,6 +360,12 @@ class _Entry:
         self.run = run
         return run
 
+
+#: While set, every call of a jitted function calls it as ``check(jitted, entry, args, kwargs,
+#: leaves)`` before running: funcgrad.random's key-reuse checker sets it while it checks, to
+#: mark the keys each call consumes (on every call, cache hits included, as JAX's checker).
+jit_call_check: ContextVar[Callable[..., None] | None] = ContextVar(
+    "funcgrad_jit_call_check", default=None)
 
 #: The jitted function of ``jit(device=/backend=)`` whose arguments are being placed now.
 _placing: ContextVar[Any] = ContextVar("funcgrad_jit_placing", default=None)
@@ -672,6 +680,27 @@ class Jitted:
             self._cache[cache_key] = entry
         return entry
 
+    def _input_tracers(self, args: tuple, kwargs: dict) -> list[Any]:
+        """Trace the function again for these arguments (nothing is cached or counted) and
+        return the tracers that stood for the argument leaves: for checks that watch what
+        the traced function does with each input (the key-reuse checker)."""
+        _, dyn_args, dyn_kwargs, dyn_pos = self._split(args, kwargs)
+        leaves, treedef = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        seen: list[Any] = []
+
+        def flat_fun(*tracers: Any) -> list[Any]:
+            seen.extend(tracers)
+            d_args, d_kwargs = tree_util.tree_unflatten(treedef, list(tracers))
+            full = list(args)
+            for i, v in zip(dyn_pos, d_args):
+                full[i] = v
+            out = self._fun(*full, **{**kwargs, **d_kwargs})
+            return tree_util.tree_leaves(out)
+
+        trace_to_jaxpr(flat_fun, [get_aval(x) for x in _host_scalars_as_arrays(leaves)],
+                       current_trace(), [f"argument {i}" for i in range(len(leaves))])
+        return seen
+
     def _donated_leaves(self, treedef: Any, leaves: list, dyn_pos: list[int], nargs: int):
         if not self._donate and not self._donate_names:
             return None
@@ -756,6 +785,9 @@ class Jitted:
             # inline=True: traced into the enclosing program's equations (no jit equation).
             return self._fun(*args, **kwargs)
         entry, leaves, has_tracer = self._lookup(args, kwargs)
+        check = jit_call_check.get()
+        if check is not None:
+            check(self, entry, args, kwargs, leaves)
         try:
             outs = self._run(entry, leaves, has_tracer)
         except NaNError as err:

@@ -19,9 +19,11 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
+from funcgrad import api_jit
 from funcgrad.config import flag_scope, register_flag
 from funcgrad.core import SourceInfo, branch_path, exclusive_branches, user_source_info
 from funcgrad.errors import KeyReuseError
+from funcgrad.random._keys import PRNGKeyArray
 
 __all__ = ["KeyReuseError", "check_key_reuse", "debug_key_reuse", "consumes"]
 
@@ -43,8 +45,11 @@ def _write_flag(value: Any) -> None:
     if bool(value):
         if _flag_seen.get() is None:
             _flag_seen.set({})
+        api_jit.jit_call_check.set(_jit_call)
     else:
         _flag_seen.set(None)
+        if _consumed.get() is None:
+            api_jit.jit_call_check.set(None)
 
 
 register_flag("jax_debug_key_reuse", lambda: _flag_seen.get() is not None, _write_flag)
@@ -97,10 +102,66 @@ def check_key_reuse() -> Iterator[None]:
         funcgrad.errors.KeyReuseError: random.uniform: this key was already consumed by random.normal at ...
     """
     token = _consumed.set({})
+    jit_token = api_jit.jit_call_check.set(_jit_call)
     try:
         yield
     finally:
+        api_jit.jit_call_check.reset(jit_token)
         _consumed.reset(token)
+
+
+def _identity(key: Any) -> Any:
+    """The object a key is tracked by: a typed key's data (what jit receives as the argument
+    leaf, and what the same key object always holds), a raw key itself."""
+    return key._data if isinstance(key, PRNGKeyArray) else key
+
+
+def _record() -> dict | None:
+    seen = _consumed.get()
+    return _flag_seen.get() if seen is None else seen
+
+
+def _consume(seen: dict, key: Any, by: str, here: SourceInfo, what: str) -> None:
+    """Mark ``key`` consumed by ``by`` (``random.normal``, ``jit(f)``), or raise
+    :class:`KeyReuseError` naming ``what`` when it already was."""
+    path = branch_path()
+    prev = seen.get(id(key))
+    # a key consumed in two branches of one cond/switch is consumed once (one runs)
+    if prev is not None and _same(prev[0], key) and not exclusive_branches(prev[3], path):
+        raise KeyReuseError(
+            f"{what}: this key was already consumed by {prev[1]}{prev[2].at()}; consumed "
+            f"again{here.at()}. Each key must be used once: make new ones with "
+            "funcgrad.random.split(key) (or fold_in(key, i))."
+        )
+    seen[id(key)] = (_held(key, seen), by, here, path)
+
+
+def _jit_call(jitted: Any, entry: Any, args: tuple, kwargs: dict, leaves: list) -> None:
+    """A call of a jitted function while checking: the argument keys its program consumes
+    are consumed by the call, on every call (JAX's checker does the same: a second call
+    with a consumed key raises, though jit's cache skips tracing)."""
+    seen = _record()
+    if seen is None or _inside_sampler.get():
+        return
+    used = entry.consumed_keys
+    if used is None:
+        # Which inputs does the program consume? Trace it again, with a record of its own.
+        inner: dict = {}
+        token = _consumed.set(inner)
+        try:
+            tracers = jitted._input_tracers(args, kwargs)
+        finally:
+            _consumed.reset(token)
+        used = entry.consumed_keys = tuple(
+            i for i, t in enumerate(tracers) if id(t) in inner and _same(inner[id(t)][0], t))
+    if not used:
+        return
+    here = user_source_info()
+    name = f"jit({jitted._name})"
+    for i in used:
+        # a typed key's label ends with its one data leaf's index, which says nothing here
+        label = entry.labels[i].removesuffix("[<flat index 0>]")
+        _consume(seen, leaves[i], name, here, f"{name}, argument {label}")
 
 
 def consumes(fn: F) -> F:
@@ -109,22 +170,10 @@ def consumes(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(key: Any, *args: Any, **kwargs: Any) -> Any:
-        seen = _consumed.get()
-        if seen is None:
-            seen = _flag_seen.get()
+        seen = _record()
         if seen is None or _inside_sampler.get():
             return fn(key, *args, **kwargs)
-        here = user_source_info()
-        path = branch_path()
-        prev = seen.get(id(key))
-        # a key consumed in two branches of one cond/switch is consumed once (one runs)
-        if prev is not None and _same(prev[0], key) and not exclusive_branches(prev[3], path):
-            raise KeyReuseError(
-                f"random.{name}: this key was already consumed by random.{prev[1]}"
-                f"{prev[2].at()}; consumed again{here.at()}. Each key must be used once: "
-                "make new ones with funcgrad.random.split(key) (or fold_in(key, i))."
-            )
-        seen[id(key)] = (_held(key, seen), name, here, path)
+        _consume(seen, _identity(key), f"random.{name}", user_source_info(), f"random.{name}")
         token = _inside_sampler.set(True)
         try:
             return fn(key, *args, **kwargs)

@@ -175,3 +175,37 @@ def test_one_key_in_two_branches_of_a_cond_is_consumed_once() -> None:
         with pytest.raises(random.KeyReuseError):
             lax.cond(True, lambda: random.normal(k3) + random.uniform(k3),
                      lambda: random.normal(k3))
+
+
+def test_jitted_calls_consume_their_key_arguments_cache_hits_included() -> None:
+    # JAX 0.10.2 (jax_debug_key_reuse): the second call of a jitted function with a key it
+    # consumes raises, though the call runs from jit's cache; a key the program only folds in
+    # or returns is not consumed; eager use after the call (or before it) is reuse.
+    from funcgrad import lax
+
+    f = funcgrad.jit(lambda k: random.normal(k))
+    g = funcgrad.jit(lambda k: random.fold_in(k, 1))
+    h = funcgrad.jit(lambda x, k: x * lax.cond(x > 0, lambda: random.normal(k),
+                                               lambda: random.uniform(k)))
+    with random.check_key_reuse():
+        k = dev(random.key(0))
+        f(k)
+        with pytest.raises(random.KeyReuseError, match=r"jit\(<lambda>\), argument k: this key "
+                           r"was already consumed by jit\(<lambda>\)"):
+            f(k)
+        k1 = dev(random.key(1))
+        f(k1)
+        with pytest.raises(random.KeyReuseError, match="random.normal: .*consumed by jit"):
+            random.normal(k1)
+        k2 = dev(random.key(2))
+        random.uniform(k2)
+        with pytest.raises(random.KeyReuseError, match="already consumed by random.uniform"):
+            f(k2)
+        k3 = dev(random.key(3))
+        g(k3), g(k3)  # fold_in does not consume
+        raw = dev(random.PRNGKey(4))  # funcgrad also checks raw keys, as its samplers do
+        h(1.0, raw)
+        with pytest.raises(random.KeyReuseError, match="argument k:"):
+            h(2.0, raw)
+    k = dev(random.key(0))
+    assert f(k) == f(k)  # unchecked outside the block
