@@ -4,7 +4,8 @@ accumulation and a plateau scheduler with early stopping; WGAN-GP, whose critic 
 gradient (double backward); a small U-Net with group, instance and layer norms, transposed
 convolutions and upsampling; domain-adversarial training through a gradient reversal
 ``Function``, with spectral norm, pruning, mixup and a focal loss; stochastic weight
-averaging with an EMA model. ``fixtures/make_program_fixtures.py`` holds the PyTorch programs;
+averaging with an EMA model; a torchvision-style ResNet (residual blocks, BatchNorm2d running
+statistics, eval-mode logits). ``fixtures/make_program_fixtures.py`` holds the PyTorch programs;
 the ports start from PyTorch's initial state dicts (see ``test_programs.py``).
 """
 
@@ -254,3 +255,76 @@ def test_stochastic_weight_averaging_and_an_ema_model():
     for name, m in (("model", model), ("swa", swa_model), ("ema", ema_model)):
         check_state(m, {k[len(name) + 1:]: v for k, v in final.items()
                         if k.startswith(name + ".")})
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout, momentum=None)
+        self.relu = nn.ReLU(inplace=True)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.downsample = None
+        if stride != 1 or cin != cout:
+            self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                            nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        identity = x
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        if self.downsample is not None:
+            identity = self.downsample(x)
+        out += identity
+        return self.relu(out)
+
+
+class ResNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, 1, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.relu = nn.ReLU(inplace=True)
+        self.maxpool = nn.MaxPool2d(3, 2, 1)
+        self.layer1 = nn.Sequential(BasicBlock(8, 8, 1))
+        self.layer2 = nn.Sequential(BasicBlock(8, 16, 2))
+        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.layer2(self.layer1(x))
+        x = self.avgpool(x)
+        return self.fc(x.reshape(x.shape[0], -1))  # torch.flatten(x, 1)
+
+
+def test_resnet_batchnorm_running_stats_and_eval_logits():
+    init, final, ref = reference("resnet")
+    model = ResNet()
+    model.load_state_dict(init)
+    model.to(DEVICE)
+    decay = [p for p in model.parameters() if p.ndim > 1]
+    no_decay = [p for p in model.parameters() if p.ndim <= 1]
+    optimizer = nn.optim.SGD([{"params": decay, "weight_decay": 5e-4},
+                              {"params": no_decay, "weight_decay": 0.0}],
+                             lr=0.1, momentum=0.9, nesterov=True)
+    scheduler = nn.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=3)
+    criterion = nn.CrossEntropyLoss(label_smoothing=0.1)
+    step = nn.jit(nn.value_and_grad(lambda m, x, y: criterion(m(x), y)))
+    x, y = dev(data("resnet"))
+    losses, logits = [], []
+    for _ in range(3):
+        model.train()
+        for i in range(0, 16, 8):
+            loss, grads = step(model, x[i:i + 8], y[i:i + 8])
+            optimizer.step(grads)
+            losses.append(float(loss))
+        scheduler.step()
+        model.eval()
+        with nn.autograd.no_grad():
+            logits.append(model(x))
+    close(losses, ref["losses"])
+    close(fnp.stack(logits), ref["logits"])
+    # running means/variances (the momentum=None one a cumulative average) and the batch counts
+    check_state(model, final)
