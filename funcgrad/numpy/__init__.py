@@ -29,6 +29,7 @@ from funcgrad.numpy import (  # noqa: F401, E402
     _dtypes,
     _ufunc_methods,  # noqa: E402
     fft,
+    lib,
     linalg,
 )
 from funcgrad.numpy._astype import astype  # noqa: F401
