@@ -317,6 +317,8 @@ def _array_function(self: Any, func: Any, types: Any, args: Any, kwargs: Any) ->
         target = getattr(fnp, "linalg", None)
     elif mod.startswith("numpy.fft"):
         target = getattr(fnp, "fft", None)
+    elif mod.startswith("numpy.lib.stride_tricks"):
+        target = fnp.lib.stride_tricks
     fn = getattr(target, name, None) if target is not None else None
     if fn is None:
         raise TypeError(
