@@ -2600,3 +2600,90 @@ def p_hamiltonian_leapfrog_and_hnn(jax, jnp, lax, **k):
         return jnp.mean((jax.vmap(field, (None, 0))(params, xs) - target) ** 2)
 
     return q, p, energies, g_q0, jax.value_and_grad(loss)((W1, W2)), jax.jit(jax.grad(loss))((W1, W2))
+
+
+def p_deq_fixed_point_custom_vjp(jax, jnp, lax, **k):
+    # the deep-equilibrium layer of the implicit-layers tutorial: a while_loop fixed-point
+    # solver behind custom_vjp (nondiff_argnums for the layer function), whose backward pass
+    # solves the adjoint fixed point with the same solver; grads eager, under jit and vmap
+    @partial(jax.custom_vjp, nondiff_argnums=(0,))
+    def fixed_point(f, params, z0):
+        def cond(c):
+            z_prev, z = c
+            return jnp.linalg.norm(z_prev - z) > 1e-10
+        def body(c):
+            return c[1], f(params, c[1])
+        return lax.while_loop(cond, body, (z0, f(params, z0)))[1]
+
+    def fp_fwd(f, params, z0):
+        z = fixed_point(f, params, z0)
+        return z, (params, z)
+
+    def fp_bwd(f, res, z_bar):
+        params, z = res
+        _, vjp_a = jax.vjp(lambda p: f(p, z), params)
+        _, vjp_z = jax.vjp(lambda zz: f(params, zz), z)
+        u = fixed_point(lambda _, u: vjp_z(u)[0] + z_bar, None, z_bar)
+        return vjp_a(u)[0], jnp.zeros_like(z)
+
+    fixed_point.defvjp(fp_fwd, fp_bwd)
+
+    def layer(p, z):
+        W, x = p
+        return jnp.tanh(W @ z + x)
+
+    def deq(W, x):
+        return jnp.sum(fixed_point(layer, (W, x), jnp.zeros(5)) ** 2)
+
+    W = jnp.sin(jnp.arange(25.0)).reshape(5, 5) * 0.3
+    x = jnp.cos(jnp.arange(5.0))
+    xs = jnp.stack([x, 2 * x, -x])
+    return (deq(W, x), jax.grad(deq, argnums=(0, 1))(W, x), jax.jit(jax.grad(deq))(W, x),
+            jax.vmap(jax.grad(deq, argnums=1), (None, 0))(W, xs))
+
+
+def p_hutchinson_trace_and_laplacians(jax, jnp, random, **k):
+    # the Hessian's trace three ways: Hutchinson's estimator with Rademacher probes through
+    # jvp-of-grad (vmapped, jitted), the Laplacian by forward-over-reverse over the basis, and
+    # Taylor mode (jax.experimental.jet's second coefficient along each basis vector)
+    jet = jax.experimental.jet.jet
+
+    def f(x):
+        return jnp.sum(jnp.sin(x) * jnp.roll(x, 1) ** 2) + jnp.sum(x ** 4) / 4 + jnp.exp(jnp.mean(jnp.tanh(x)))
+
+    x = jnp.linspace(-1.0, 1.5, 6)
+    hvp = lambda v: jax.jvp(jax.grad(f), (x,), (v,))[1]
+    probes = random.rademacher(random.PRNGKey(0), (300, 6), dtype=jnp.float64)
+    hutchinson = jax.jit(lambda V: jnp.mean(jax.vmap(lambda v: v @ hvp(v))(V)))(probes)
+    fwd_rev = jnp.sum(jax.vmap(lambda e: hvp(e) @ e)(jnp.eye(6)))
+    taylor = jnp.sum(jax.vmap(lambda e: jet(f, (x,), ((e, jnp.zeros(6)),))[1][1])(jnp.eye(6)))
+    return hutchinson, fwd_rev, taylor, jnp.trace(jax.hessian(f)(x))
+
+
+def p_ising_checkerboard_metropolis(jax, jnp, lax, random, **k):
+    # a 2-D Ising model sampled by checkerboard Metropolis sweeps under lax.scan, the key
+    # split every sweep, jitted and vmapped over inverse temperatures
+    L = 8
+
+    def energy(s):
+        return -jnp.sum(s * (jnp.roll(s, 1, 0) + jnp.roll(s, 1, 1)))
+
+    ii, jj = jnp.meshgrid(jnp.arange(L), jnp.arange(L), indexing="ij")
+
+    def sweep(carry, _):
+        s, key, beta = carry
+        key, k1, k2 = random.split(key, 3)
+        for parity, kk in ((0, k1), (1, k2)):
+            nb = jnp.roll(s, 1, 0) + jnp.roll(s, -1, 0) + jnp.roll(s, 1, 1) + jnp.roll(s, -1, 1)
+            accept = random.uniform(kk, s.shape) < jnp.exp(-beta * 2 * s * nb)
+            s = jnp.where((((ii + jj) % 2) == parity) & accept, -s, s)
+        return (s, key, beta), (energy(s), jnp.mean(s))
+
+    def run(key, beta):
+        s0 = jnp.where(random.bernoulli(key, 0.5, (L, L)), 1.0, -1.0)
+        (s, _, _), (E, M) = lax.scan(sweep, (s0, key, beta), None, length=40)
+        return s, E, M
+
+    s, E, M = jax.jit(run)(random.PRNGKey(0), 0.6)
+    Es = jax.vmap(lambda b: run(random.PRNGKey(1), b)[1][-10:].mean())(jnp.array([0.2, 0.5, 1.0]))
+    return s, E, M, Es

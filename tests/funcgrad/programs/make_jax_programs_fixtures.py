@@ -54,6 +54,7 @@ def main() -> None:
     import jax
     import jax.ad_checkpoint  # noqa: F401
     import jax.experimental.checkify  # noqa: F401
+    import jax.experimental.jet  # noqa: F401
     import jax.experimental.ode  # noqa: F401
     import jax.experimental.sparse  # noqa: F401
     import jax.flatten_util  # noqa: F401

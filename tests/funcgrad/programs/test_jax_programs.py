@@ -15,6 +15,7 @@ from helpers import host
 
 import funcgrad
 import funcgrad.experimental.checkify  # noqa: F401
+import funcgrad.experimental.jet  # noqa: F401
 import funcgrad.experimental.ode  # noqa: F401
 import funcgrad.experimental.sparse  # noqa: F401
 import funcgrad.numpy as fnp
