@@ -22,6 +22,7 @@ from funcgrad.tree_util import tree_leaves
 
 # Subpackages last: they build on the names above.
 from funcgrad_nn import (  # noqa: E402  (after the layers they wrap)
+    amp,
     attention,
     autograd,
     data,
@@ -37,6 +38,7 @@ from funcgrad_nn import (  # noqa: E402  (after the layers they wrap)
     utils,
 )
 from funcgrad_nn import functional as F
+from funcgrad_nn.amp import autocast, get_autocast_dtype, is_autocast_enabled
 from funcgrad_nn.autograd import (  # torch's own top-level names: `with torch.no_grad():`
     enable_grad,
     inference_mode,
@@ -150,7 +152,7 @@ from funcgrad_nn.serialization import load, save
 from funcgrad_nn.transforms import checkpoint, compile, grad, jit, value_and_grad, vjp, vmap  # noqa: A004
 
 __all__ = [
-    "attention", "autograd", "data", "distributions", "func", "optim", "distributed", "parallel", "SyncBatchNorm", "DataParallel", "train", "utils",
+    "amp", "autocast", "get_autocast_dtype", "is_autocast_enabled", "attention", "autograd", "data", "distributions", "func", "optim", "distributed", "parallel", "SyncBatchNorm", "DataParallel", "train", "utils",
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
     "AvgPool1d", "GroupNorm", "MaxPool1d", "MultiheadAttention",
     "AvgPool2d", "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Bilinear",

@@ -28,6 +28,7 @@ from funcgrad.lax._convolution import ConvDimensionNumbers, conv_general_dilated
 from funcgrad.lax._windows import window_max, window_sum
 from funcgrad.ops.windows import fold as _fold_windows
 from funcgrad.ops.windows import window_counts
+from funcgrad_nn.amp import autocast_inputs
 from funcgrad_nn.module import BadInputError
 
 __all__ = [
@@ -206,6 +207,7 @@ def _same_dtype(x: Any, w: Any, fname: str) -> tuple[Any, Any]:
 
 def _conv(input: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
           groups: int, nd: int, fname: str) -> Any:
+    input, weight, bias = autocast_inputs(fname, input, weight, bias)
     x, unbatched = _batched(input, nd, fname)
     if fnp.ndim(weight) != nd + 2:
         raise BadInputError(f"{fname}: expected weight (out_channels, in_channels/groups, "
@@ -332,6 +334,7 @@ def transposed_output_padding(in_sizes: tuple, kernel: tuple, stride: tuple, pad
 def _conv_transpose(input: Any, weight: Any, bias: Any, stride: Any, padding: Any,
                     output_padding: Any, groups: int, dilation: Any, nd: int, fname: str,
                     output_size: Any = None) -> Any:
+    input, weight, bias = autocast_inputs(fname, input, weight, bias)
     x, unbatched = _batched(input, nd, fname)
     if fnp.ndim(weight) != nd + 2:
         raise BadInputError(f"{fname}: expected weight (in_channels, out_channels/groups, "

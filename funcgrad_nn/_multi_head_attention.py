@@ -11,6 +11,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
+from funcgrad_nn.amp import autocast_inputs
 from funcgrad_nn.module import BadInputError
 
 __all__ = ["multi_head_attention_forward"]
@@ -43,6 +44,12 @@ def multi_head_attention_forward(
     >>> out.shape, w.shape
     ((3, 2, 4), (2, 3, 3))
     """
+    (query, key, value, in_proj_weight, in_proj_bias, bias_k, bias_v, out_proj_weight,
+     out_proj_bias, q_proj_weight, k_proj_weight, v_proj_weight, static_k,
+     static_v) = autocast_inputs(
+        "multi_head_attention_forward", query, key, value, in_proj_weight, in_proj_bias, bias_k,
+        bias_v, out_proj_weight, out_proj_bias, q_proj_weight, k_proj_weight, v_proj_weight,
+        static_k, static_v)
     name = "multi_head_attention_forward"
 
     def fail(problem: str, fix: str) -> Exception:

@@ -16,6 +16,7 @@ import numpy
 import funcgrad
 import funcgrad.numpy as fnp
 import funcgrad.scipy.special as fsp
+from funcgrad_nn.amp import autocast_inputs
 
 __all__ = [
     "cdist", "celu", "cosine_similarity", "glu", "hardshrink", "hardsigmoid", "hardswish",
@@ -99,6 +100,7 @@ def prelu(input: Any, weight: Any) -> Any:
     >>> prelu(np.array([[-2.0, 3.0]]), np.array([0.25]))
     array([[-0.5,  3. ]])
     """
+    input, weight = autocast_inputs("prelu", input, weight)
     xdt, wdt = getattr(input, "dtype", None), getattr(weight, "dtype", None)
     if xdt is not None and wdt is not None and numpy.dtype(xdt) != numpy.dtype(wdt):
         from funcgrad_nn.module import BadInputError
@@ -236,7 +238,9 @@ def softmax_family(op: Any, input: Any, dim: Any, dtype: Any, fname: str) -> Any
         warnings.warn(f"Implicit dimension choice for {fname} has been deprecated. Change the "
                       "call to include dim=X as an argument.", UserWarning, stacklevel=3)
         dim = 0 if fnp.ndim(input) in (0, 1, 3) else 1
-    x = input if dtype is None else fnp.asarray(input).astype(dtype)
+    # autocast's float32 ops (CUDA's softmax family) leave an explicit dtype= alone
+    x = autocast_inputs(fname, input)[0] if dtype is None else \
+        fnp.asarray(input).astype(dtype)
     dim = check_dim(fname, dim, fnp.ndim(x))
     if fnp.ndim(x) == 0:
         return keep_float_dtype(fnp.reshape(op(fnp.reshape(x, (1,)), axis=0), ()), x)
@@ -423,6 +427,7 @@ def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
     >>> buf = np.zeros((1, 2)); normalize(np.array([[3.0, 4.0]]), out=buf) is buf, buf
     (True, array([[0.6, 0.8]]))
     """
+    (input,) = autocast_inputs("normalize", input)
     dim = check_dim("normalize", dim, fnp.ndim(input))
     norm = _pnorm(input, p, dim if fnp.ndim(input) else None, keepdims=True)
     result = input / fnp.maximum(norm, eps)
@@ -475,6 +480,7 @@ def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
     >>> cosine_similarity(np.array([[1.0, 0.0]]), np.array([[1.0, 1.0]])).round(4)
     array([0.7071])
     """
+    x1, x2 = autocast_inputs("cosine_similarity", x1, x2)
     try:
         shape = numpy.broadcast_shapes(tuple(fnp.shape(x1)), tuple(fnp.shape(x2)))
     except ValueError:
@@ -550,6 +556,7 @@ def cdist(x1: Any, x2: Any, p: float = 2.0,
     >>> cdist(np.array([[0.0, 0.0]]), np.array([[3.0, 4.0]]), p=1)
     array([[7.]])
     """
+    x1, x2 = autocast_inputs("cdist", x1, x2)
     use_mm = _CDIST_MODES.get(compute_mode) if isinstance(compute_mode, str) else None
     if use_mm is None:
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode (one of "
@@ -607,6 +614,7 @@ def pdist(input: Any, p: float = 2.0) -> Any:
     >>> pdist(np.array([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]]))
     array([5.        , 1.        , 4.24264069])
     """
+    (input,) = autocast_inputs("pdist", input)
     if fnp.ndim(input) != 2:
         raise _bad_input(f"pdist: only supports 2D tensors, got: {fnp.ndim(input)}D")
     if p < 0:

@@ -23,6 +23,7 @@ import numpy
 import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
+from funcgrad_nn.amp import autocast_inputs
 from funcgrad_nn.module import BadInputError
 
 __all__ = ["GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES", "affine_grid",
@@ -585,6 +586,7 @@ def grid_sample(input: Any, grid: Any, mode: str = "bilinear", padding_mode: str
     >>> grid_sample(img, np.array([[[[0.0, 0.0], [-1.0, -1.0]]]]), align_corners=True)
     array([[[[1.5, 0. ]]]])
     """
+    input, grid = autocast_inputs("grid_sample", input, grid)
     fname = "grid_sample"
     if mode not in _GRID_MODES:
         raise ValueError(f"{fname}: expected mode to be 'bilinear', 'nearest' or 'bicubic', "

@@ -32,6 +32,7 @@ from funcgrad.core import concrete_or_error, current_trace, is_tracer
 from funcgrad.experimental import checkify
 from funcgrad.interpreters.batching import BatchTracer
 from funcgrad.ops.activations import relu as _relu
+from funcgrad_nn import amp
 from funcgrad_nn._convolution import check_bias_dtype, norm_params_dtype
 from funcgrad_nn._pointwise import (
     celu,
@@ -43,6 +44,7 @@ from funcgrad_nn._pointwise import (
     softmax_family,
 )
 from funcgrad_nn._pointwise import threshold as _threshold
+from funcgrad_nn.amp import autocast_inputs
 from funcgrad_nn.module import BadInputError
 
 __all__ = [
@@ -274,6 +276,7 @@ def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
     >>> np.round(softplus(np.array([0.0, 30.0])), 4)
     array([ 0.6931, 30.    ])
     """
+    (input,) = autocast_inputs("softplus", input)
     bx = input * beta
     linear = bx > threshold
     safe = fnp.where(linear, 0, bx)  # the log branch never sees +inf (its gradient would be NaN)
@@ -320,6 +323,7 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Any:
     >>> linear(np.ones((1, 2)), np.array([[1.0, 2.0]]), np.array([0.5]))
     array([[3.5]])
     """
+    input, weight, bias = autocast_inputs("linear", input, weight, bias)
     from funcgrad_nn._convolution import dtype_mismatch
 
     problem = dtype_mismatch(input, weight)
@@ -360,6 +364,7 @@ def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = None) -> Any:
     >>> bilinear(np.ones((1, 2)), np.ones((1, 3)), np.ones((4, 2, 3))).shape
     (1, 4)
     """
+    input1, input2, weight, bias = autocast_inputs("bilinear", input1, input2, weight, bias)
     if fnp.ndim(weight) != 3 or fnp.shape(input1)[-1:] != fnp.shape(weight)[1:2] \
             or fnp.shape(input2)[-1:] != fnp.shape(weight)[2:3]:
         raise BadInputError(f"bilinear: weight must be (out, in1, in2) matching input1's and "
@@ -508,6 +513,7 @@ def layer_norm(input: Any, normalized_shape: int | Sequence[int], weight: Any = 
     >>> np.round(layer_norm(np.array([[1.0, 3.0]]), 2), 3)
     array([[-1.,  1.]])
     """
+    input, weight, bias = autocast_inputs("layer_norm", input, weight, bias)
     if isinstance(normalized_shape, (int, numpy.integer)):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(int(n) for n in normalized_shape)
@@ -1063,6 +1069,7 @@ def group_norm(input: Any, num_groups: int, weight: Any = None, bias: Any = None
     >>> np.round(group_norm(np.array([[1.0, 3.0, 0.0, 2.0]]), 2), 3)
     array([[-1.,  1., -1.,  1.]])
     """
+    input, weight, bias = autocast_inputs("group_norm", input, weight, bias)
     if input.ndim < 2:
         raise BadInputError(f"group_norm: expected input (N, C, ...), got shape "
                             f"{tuple(input.shape)}")
@@ -1113,6 +1120,8 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
     array([[[1.  , 0.  ],
             [0.33, 0.67]]])
     """
+    query, key, value, attn_mask = autocast_inputs(
+        "scaled_dot_product_attention", query, key, value, attn_mask)
     fname = "scaled_dot_product_attention"
     if hasattr(attn_mask, "_dispatch"):  # a CausalBias (funcgrad_nn.attention.bias) picks
         return attn_mask._dispatch(query, key, value, dropout_p, is_causal, scale,  # the path
@@ -1135,10 +1144,12 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
         mask = attn_mask
         if mask is not None and numpy.dtype(mask.dtype) == numpy.float16:
             mask = mask.astype(numpy.float32)
-        return scaled_dot_product_attention(
-            query.astype(numpy.float32), key.astype(numpy.float32),
-            value.astype(numpy.float32), mask, dropout_p, is_causal, scale, enable_gqa,
-            dropout_key=dropout_key).astype(numpy.float16)
+        with amp.suspended():  # (autocast would cast the float32 copies back to float16)
+            out = scaled_dot_product_attention(
+                query.astype(numpy.float32), key.astype(numpy.float32),
+                value.astype(numpy.float32), mask, dropout_p, is_causal, scale, enable_gqa,
+                dropout_key=dropout_key)
+        return out.astype(numpy.float16)
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         hq, hk = query.shape[-3], key.shape[-3]
         if hq % hk or value.shape[-3] != hk:
@@ -1237,6 +1248,7 @@ def mse_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = No
     >>> mse_loss(np.array([1.0, 2.0]), np.array([1.0, 4.0]))
     array(2.)
     """
+    input, target = autocast_inputs("mse_loss", input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction, "mse_loss")
     a, b = _regression_operands(input, target, "mse_loss")
     d = a - b
@@ -1253,6 +1265,7 @@ def l1_loss(input: Any, target: Any, size_average: Any = None, reduce: Any = Non
     >>> l1_loss(np.array([1.0, 2.0]), np.array([1.0, 4.0]))
     array(1.)
     """
+    input, target = autocast_inputs("l1_loss", input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction, "l1_loss")
     a, b = _regression_operands(input, target, "l1_loss")
     if weight is not None:
@@ -1269,6 +1282,7 @@ def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 
     >>> huber_loss(np.array([0.5, 3.0]), np.zeros(2), reduction="none")
     array([0.125, 2.5  ])
     """
+    input, target = autocast_inputs("huber_loss", input, target)
     _check_reduction(reduction, "huber_loss")
     # PyTorch's kernel writes into an array like the input: a float64 target still gives a
     # float32 loss for a float32 input (unlike mse/l1/smooth_l1, which promote).
@@ -1293,6 +1307,7 @@ def smooth_l1_loss(input: Any, target: Any, size_average: Any = None, reduce: An
     >>> smooth_l1_loss(np.array([0.5, 3.0]), np.zeros(2), reduction="none")
     array([0.125, 2.5  ])
     """
+    input, target = autocast_inputs("smooth_l1_loss", input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction, "smooth_l1_loss")
     if beta < 0:
         raise BadInputError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
@@ -1312,6 +1327,7 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None, size_avera
     >>> round(float(binary_cross_entropy(np.array([0.8]), np.array([1.0]))), 4)
     0.2231
     """
+    input, target, weight = autocast_inputs("binary_cross_entropy", input, target, weight)
     reduction = _legacy_reduction(size_average, reduce, reduction, "binary_cross_entropy")
     _same_shape(input, target, "binary_cross_entropy")
     hv = _host_value(input)
@@ -1354,6 +1370,8 @@ def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None
     >>> round(float(binary_cross_entropy_with_logits(np.array([0.0]), np.array([1.0]))), 4)
     0.6931
     """
+    input, target, weight, pos_weight = autocast_inputs(
+        "binary_cross_entropy_with_logits", input, target, weight, pos_weight)
     reduction = _legacy_reduction(size_average, reduce, reduction,
                                   "binary_cross_entropy_with_logits")
     _same_shape(input, target, "binary_cross_entropy_with_logits")
@@ -1412,6 +1430,7 @@ def nll_loss(input: Any, target: Any, weight: Any = None, size_average: Any = No
     >>> round(float(nll_loss(np.log(np.array([[0.5, 0.5]])), np.array([1]))), 4)
     0.6931
     """
+    input, target, weight = autocast_inputs("nll_loss", input, target, weight)
     reduction = _legacy_reduction(size_average, reduce, reduction, "nll_loss")
     axis = _class_axis(input)
     n_classes = input.shape[axis]
@@ -1461,6 +1480,7 @@ def cross_entropy(input: Any, target: Any, weight: Any = None, size_average: Any
     ...                 cross_entropy(x, np.array([[0.0, 1.0, 0.0]]))))
     True
     """
+    input, target, weight = autocast_inputs("cross_entropy", input, target, weight)
     reduction = _legacy_reduction(size_average, reduce, reduction, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise BadInputError(f"cross_entropy: label_smoothing must be in [0, 1], got "
@@ -1565,6 +1585,7 @@ def kl_div(input: Any, target: Any, size_average: Any = None, reduce: Any = None
     >>> kl_div(np.log(p), p, reduction="batchmean")
     array(0.)
     """
+    input, target = autocast_inputs("kl_div", input, target)
     reduction = _legacy_reduction(size_average, reduce, reduction, "kl_div", ("batchmean",))
     if reduction == "mean":  # PyTorch's warning (its nn.KLDivLoss() default too)
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
@@ -1641,6 +1662,7 @@ def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: float = 0
     >>> margin_ranking_loss(np.array([1.0, 0.0]), np.array([0.0, 1.0]), np.array([1.0, 1.0]))
     array(0.5)
     """
+    input1, input2, target = autocast_inputs("margin_ranking_loss", input1, input2, target)
     fname = "margin_ranking_loss"
     reduction = _legacy_reduction(size_average, reduce, reduction, fname)
     if not (fnp.ndim(input1) == fnp.ndim(input2) == fnp.ndim(target)):
@@ -1659,6 +1681,7 @@ def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0, size_aver
     >>> hinge_embedding_loss(np.array([0.3, 0.2]), np.array([1.0, -1.0]), reduction="sum")
     array(1.1)
     """
+    input, target = autocast_inputs("hinge_embedding_loss", input, target)
     fname = "hinge_embedding_loss"
     reduction = _legacy_reduction(size_average, reduce, reduction, fname)
     _check_broadcast(input, target, fname)
@@ -1676,6 +1699,7 @@ def soft_margin_loss(input: Any, target: Any, size_average: Any = None, reduce: 
     >>> round(float(soft_margin_loss(np.array([0.0]), np.array([1.0]))), 4)
     0.6931
     """
+    input, target = autocast_inputs("soft_margin_loss", input, target)
     fname = "soft_margin_loss"
     reduction = _legacy_reduction(size_average, reduce, reduction, fname)
     _check_broadcast(input, target, fname)
@@ -1694,6 +1718,7 @@ def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float =
     >>> cosine_embedding_loss(x, x, np.array([1.0, -1.0]))
     array(0.5)
     """
+    input1, input2, target = autocast_inputs("cosine_embedding_loss", input1, input2, target)
     fname = "cosine_embedding_loss"
     reduction = _legacy_reduction(size_average, reduce, reduction, fname)
     nd = fnp.ndim(input1)
@@ -1723,6 +1748,7 @@ def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: float
     >>> round(float(triplet_margin_loss(a, pos, neg, margin=2.0)), 4)
     0.5858
     """
+    anchor, positive, negative = autocast_inputs("triplet_margin_loss", anchor, positive, negative)
     fname = "triplet_margin_loss"
     reduction = _legacy_reduction(size_average, reduce, reduction, fname)
     dims = (fnp.ndim(anchor), fnp.ndim(positive), fnp.ndim(negative))
@@ -1780,6 +1806,7 @@ def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0,
     >>> round(float(multi_margin_loss(np.array([[0.1, 0.2, 0.4, 0.8]]), np.array([3]))), 4)
     0.325
     """
+    input, target, weight = autocast_inputs("multi_margin_loss", input, target, weight)
     fname = "multi_margin_loss"
     reduction = _legacy_reduction(size_average, reduce, reduction, fname)
     if p not in (1, 2):
@@ -1821,6 +1848,7 @@ def multilabel_margin_loss(input: Any, target: Any, size_average: Any = None,
     ...                                    np.array([[3, 0, -1, 1]]))), 4)
     0.85
     """
+    input, target = autocast_inputs("multilabel_margin_loss", input, target)
     fname = "multilabel_margin_loss"
     reduction = _legacy_reduction(size_average, reduce, reduction, fname)
     x, _, batched = _class_rows(input, target, fname)
@@ -1859,6 +1887,7 @@ def multilabel_soft_margin_loss(input: Any, target: Any, weight: Any = None,
     >>> round(float(multilabel_soft_margin_loss(np.zeros((1, 3)), np.ones((1, 3)))), 4)
     0.6931
     """
+    input, target, weight = autocast_inputs("multilabel_soft_margin_loss", input, target, weight)
     fname = "multilabel_soft_margin_loss"
     reduction = _legacy_reduction(size_average, reduce, reduction, fname)
     _check_broadcast(input, target, fname)
@@ -1881,6 +1910,7 @@ def poisson_nll_loss(input: Any, target: Any, log_input: bool = True, full: bool
     >>> poisson_nll_loss(np.zeros(2), np.ones(2))
     array(1.)
     """
+    input, target = autocast_inputs("poisson_nll_loss", input, target)
     fname = "poisson_nll_loss"
     reduction = _legacy_reduction(size_average, reduce, reduction, fname)
     _check_broadcast(input, target, fname)
@@ -2011,6 +2041,7 @@ def ctc_loss(log_probs: Any, targets: Any, input_lengths: Any, target_lengths: A
     >>> round(float(ctc_loss(lp, np.array([[1]]), [2], [1], reduction="sum")), 4)  # -log 0.75
     0.2877
     """
+    (log_probs,) = autocast_inputs("ctc_loss", log_probs)
     fname = "ctc_loss"
     _check_reduction(reduction, fname)
     if fnp.ndim(log_probs) not in (2, 3):

@@ -36,6 +36,7 @@ from funcgrad.backend import is_writeable
 from funcgrad.core import is_tracer
 from funcgrad.debug.nans import nans_enabled
 from funcgrad.errors import ConcretizationError
+from funcgrad_nn import amp
 from funcgrad_nn import hooks as _hooks
 from funcgrad_nn import module as _module
 from funcgrad_nn.module import (
@@ -473,10 +474,19 @@ def jit(fn: Callable[..., Any] | None = None, **jit_kwargs: Any) -> Any:
         bufs = {i: _buffer_dict(a, writes=True) for i, a in enumerate(args) if isinstance(a, Module)}
         return out, bufs
 
-    jitted = funcgrad.jit(inner, **jit_kwargs)
+    # One jitted function per autocast state: the casts are decided while tracing, so a step
+    # traced outside ``nn.autocast`` must be traced again inside it (and back).
+    jitted_by_autocast: dict[Any, Any] = {}
 
     @functools.wraps(fn)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
+        key = amp.state_key()
+        jitted = jitted_by_autocast.get(key)
+        if jitted is None:
+            # funcgrad.jit caches traces on the function's identity: a fresh one per state
+            fun = inner if not key else functools.update_wrapper(functools.partial(inner),
+                                                                 inner)
+            jitted = jitted_by_autocast[key] = funcgrad.jit(fun, **jit_kwargs)
         out, bufs = jitted(*(_dedup(a) for a in args), **kwargs)
         for i, d in bufs.items():
             _write_back(args[i], d)

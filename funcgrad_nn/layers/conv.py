@@ -16,6 +16,7 @@ from funcgrad.core import is_tracer
 from funcgrad_nn import functional as F
 from funcgrad_nn import init
 from funcgrad_nn._convolution import dtype_mismatch, transposed_output_padding
+from funcgrad_nn.amp import casts
 from funcgrad_nn.init import default_generator
 from funcgrad_nn.layers._util import empty, ntuple, place
 from funcgrad_nn.layers.lazy import LazyModuleMixin
@@ -132,7 +133,8 @@ class _ConvNd(Module):
                                 "first, as PyTorch: permute channels-last data)")
         weight = self.weight
         problem = dtype_mismatch(x, weight)
-        if problem is not None:
+        op = f"conv{'_transpose' if self._transposed else ''}{self._n}d"
+        if problem is not None and not casts(op, x, weight):
             raise BadInputError(f"{self!r}: {problem}")
         return weight
 

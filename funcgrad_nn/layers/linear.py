@@ -11,6 +11,7 @@ from funcgrad.core import is_tracer
 from funcgrad_nn import functional as F
 from funcgrad_nn import init
 from funcgrad_nn._convolution import dtype_mismatch
+from funcgrad_nn.amp import casts
 from funcgrad_nn.layers._util import empty, place
 from funcgrad_nn.layers.lazy import LazyModuleMixin
 from funcgrad_nn.module import BadInputError, Module, Parameter, bad_input
@@ -79,7 +80,7 @@ class Linear(Module):
                                   f"{weight.shape[1]} (mat1 and mat2 shapes cannot be "
                                   f"multiplied)", f"pass arrays of shape (*, {weight.shape[1]})")
         problem = dtype_mismatch(input, weight)
-        if problem is not None:
+        if problem is not None and not casts("linear", input, weight):
             raise bad_input(self, *problem.split(". Fix: "))
         return F.linear(input, weight, self.bias)
 
@@ -203,7 +204,7 @@ class Bilinear(Module):
         weight = self.weight  # read once: a parametrization may compute it on each read
         for x in (input1, input2):
             problem = dtype_mismatch(x, weight)
-            if problem is not None:
+            if problem is not None and not casts("bilinear", x, weight):
                 raise bad_input(self, *problem.split(". Fix: "))
         return F.bilinear(input1, input2, weight, self.bias)
 

@@ -1,0 +1,254 @@
+"""``funcgrad_nn.amp`` (``torch.amp``): autocast's casts and GradScaler's dynamic loss
+scaling against PyTorch fixtures made by ``fixtures/make_amp_fixtures.py`` (a network's
+float16 output, float32 loss and gradients under ``torch.autocast("cpu", dtype=float16)``,
+a 6-step scaled training run with a skipped step, and each op's output dtype), then the
+rules: nesting, float64 left alone, ``nn.jit`` traced per autocast state, the scale a
+compiled step keeps, checkpoints and errors."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import warnings
+
+import numpy as np
+import pytest
+
+import funcgrad_nn as nn
+from funcgrad.backend import cuda_available
+from funcgrad_nn import amp
+from tests.helpers import DEVICE, dev, expected_fp_warnings, host
+
+F = nn.F
+HERE = pathlib.Path(__file__).parent / "fixtures" / "amp"
+DATA = np.load(HERE / "amp.npz")
+DTYPES = json.loads((HERE / "dtypes.json").read_text())["autocast_cpu_float16"]
+F16 = np.float16
+
+
+def _sd(prefix):
+    n = len(prefix)
+    return {k[n:]: dev(DATA[k]) for k in DATA.files if k.startswith(prefix)}
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3, padding=1)
+        self.fc = nn.Linear(64, 3)
+        self.ln = nn.LayerNorm(3)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv(x)), 2)
+        return self.ln(self.fc(x.reshape(x.shape[0], -1)))
+
+
+def _net_loss(m, x, y):
+    with nn.autocast("cpu", dtype=F16):
+        out = m(x)
+        return F.cross_entropy(out, y), out
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+def test_network_matches_pytorch(jit):
+    net = Net().to(DEVICE)
+    net.load_state_dict(_sd("net/sd/"))
+    step = nn.value_and_grad(_net_loss, has_aux=True)
+    (loss, out), g = (nn.jit(step) if jit else step)(net, dev(DATA["net/x"]),
+                                                     dev(DATA["net/y"]))
+    assert out.dtype == np.float16 and loss.dtype == np.float32
+    # float16 rounding: PyTorch's CPU kernels round at other points than NumPy's
+    np.testing.assert_allclose(host(out).astype(np.float32), DATA["net/out"], atol=2e-3)
+    np.testing.assert_allclose(float(host(loss)), DATA["net/loss"], rtol=1e-3)
+    for name in ("conv.weight", "conv.bias", "fc.weight", "fc.bias", "ln.weight", "ln.bias"):
+        mod, attr = name.split(".")
+        got = getattr(getattr(g, mod), attr)
+        assert got.dtype == np.float32, name
+        want = DATA[f"net/g/{name}"]
+        np.testing.assert_allclose(host(got), want, atol=5e-3 * np.abs(want).max(),
+                                   err_msg=name)
+
+
+@expected_fp_warnings
+def test_grad_scaler_training_matches_pytorch():
+    mlp = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)).to(DEVICE)
+    mlp.load_state_dict(_sd("scaler/sd0/"))
+    opt = nn.optim.SGD(mlp.parameters(), lr=0.1)
+    scaler = nn.amp.GradScaler("cpu", init_scale=2.0 ** 20, growth_interval=2)
+
+    def loss_fn(m, x, y):
+        with nn.autocast("cpu", dtype=F16):
+            return scaler.scale(F.cross_entropy(m(x), y))
+
+    scales, norms = [], []
+    for i in range(6):
+        g = nn.grad(loss_fn)(mlp, dev(DATA[f"scaler/x{i}"]), dev(DATA[f"scaler/y{i}"]))
+        g = scaler.unscale_(opt, g)
+        norms.append(float(host(nn.utils.clip_grad_norm_(g, 1.0))))
+        scaler.step(opt, g)
+        scaler.update()
+        scales.append(scaler.get_scale())
+    assert scales == DATA["scaler/scales"].tolist()  # two overflows, a skipped step, growth
+    np.testing.assert_allclose(norms, DATA["scaler/norms"], rtol=2e-3)
+    for k, v in _sd("scaler/sd/").items():
+        np.testing.assert_allclose(host(mlp.state_dict()[k]), host(v), atol=1e-4, err_msg=k)
+
+
+@pytest.mark.parametrize("op", sorted(DTYPES))
+def test_op_dtypes_match_pytorch(op):
+    rng = np.random.default_rng(0)
+
+    def x(dt, *shape):
+        return dev(rng.standard_normal(shape).astype(dt))
+
+    def u(dt, *shape):
+        return dev(rng.uniform(0.1, 0.9, shape).astype(dt))
+
+    labels = dev(np.array([0, 1]))
+    calls = {
+        "linear": lambda d: F.linear(x(d, 2, 3), x(d, 4, 3), x(d, 4)),
+        "conv1d": lambda d: F.conv1d(x(d, 1, 2, 5), x(d, 3, 2, 3)),
+        "conv2d": lambda d: F.conv2d(x(d, 1, 2, 5, 5), x(d, 3, 2, 3, 3)),
+        "conv_transpose2d": lambda d: F.conv_transpose2d(x(d, 1, 2, 5, 5), x(d, 2, 3, 3, 3)),
+        "prelu": lambda d: F.prelu(x(d, 2, 3), x(d, 1)),
+        "scaled_dot_product_attention": lambda d: F.scaled_dot_product_attention(
+            x(d, 1, 2, 3, 4), x(d, 1, 2, 3, 4), x(d, 1, 2, 3, 4)),
+        "softmax": lambda d: F.softmax(x(d, 2, 3), -1),
+        "layer_norm": lambda d: F.layer_norm(x(d, 2, 3), (3,)),
+        "relu": lambda d: F.relu(x(d, 2, 3)),
+        "cross_entropy": lambda d: F.cross_entropy(x(d, 2, 3), labels),
+        "nll_loss": lambda d: F.nll_loss(x(d, 2, 3), labels),
+        "mse_loss": lambda d: F.mse_loss(x(d, 2, 3), x(d, 2, 3)),
+        "l1_loss": lambda d: F.l1_loss(x(d, 2, 3), x(d, 2, 3)),
+        "huber_loss": lambda d: F.huber_loss(x(d, 2, 3), x(d, 2, 3)),
+        "binary_cross_entropy": lambda d: F.binary_cross_entropy(u(d, 2, 3), u(d, 2, 3)),
+        "binary_cross_entropy_with_logits": lambda d: F.binary_cross_entropy_with_logits(
+            x(d, 2, 3), u(d, 2, 3)),
+        "kl_div": lambda d: F.kl_div(x(d, 2, 3), x(d, 2, 3), reduction="batchmean"),
+        "cosine_similarity": lambda d: F.cosine_similarity(x(d, 2, 3), x(d, 2, 3)),
+        "cdist": lambda d: nn.cdist(x(d, 2, 3), x(d, 2, 3)),
+        "margin_ranking_loss": lambda d: F.margin_ranking_loss(x(d, 3), x(d, 3),
+                                                               dev(np.ones(3, d))),
+        "triplet_margin_loss": lambda d: F.triplet_margin_loss(x(d, 2, 3), x(d, 2, 3),
+                                                               x(d, 2, 3)),
+        "soft_margin_loss": lambda d: F.soft_margin_loss(x(d, 2, 3), dev(np.ones((2, 3), d))),
+        "grid_sample": lambda d: F.grid_sample(x(d, 1, 1, 4, 4), u(d, 1, 2, 2, 2),
+                                               align_corners=False),
+    }
+    with nn.autocast("cpu", dtype=F16):
+        got = {label: str(calls[op](np.dtype(label)).dtype) for label in ("float32", "float16")}
+    assert got == DTYPES[op]
+
+
+def test_nesting_disabling_and_float64():
+    lin = nn.Linear(3, 2).to(DEVICE)
+    x32 = dev(np.ones((2, 3), np.float32))
+    with nn.autocast("cpu", dtype=F16):
+        assert nn.is_autocast_enabled("cpu") and not nn.is_autocast_enabled("cuda")
+        assert nn.get_autocast_dtype("cpu") == np.float16
+        with nn.autocast("cpu", enabled=False):
+            assert lin(x32).dtype == np.float32
+        assert lin(x32).dtype == np.float16
+        # PyTorch leaves float64 alone (autocast casts float32/float16 only)
+        assert lin.double()(dev(np.ones((2, 3)))).dtype == np.float64
+        # CUDA autocast does not touch arrays on the CPU
+        with nn.autocast("cuda"):
+            assert F.linear(x32, x32).dtype == np.float16  # still the CPU autocast
+    with nn.autocast("cuda"):
+        assert F.linear(x32, x32).dtype == np.float32
+    assert not nn.is_autocast_enabled("cpu")
+
+
+def test_decorator_and_custom_fwd():
+    @nn.autocast("cpu", dtype=F16)
+    def f(x, w):
+        return F.linear(x, w)
+
+    x = dev(np.ones((2, 3), np.float32))
+    assert f(x, x).dtype == np.float16
+    g = amp.custom_fwd(lambda a: F.linear(a, a), device_type="cpu", cast_inputs=np.float32)
+    with nn.autocast("cpu", dtype=F16):
+        assert g(dev(np.ones((2, 3), F16))).dtype == np.float32  # inputs cast, autocast off
+
+
+def test_jit_traces_per_autocast_state():
+    lin = nn.Linear(3, 2).to(DEVICE)
+    f = nn.jit(lambda m, x: m(x))
+    x = dev(np.ones((2, 3), np.float32))
+    assert f(lin, x).dtype == np.float32
+    with nn.autocast("cpu", dtype=F16):
+        assert f(lin, x).dtype == np.float16
+    assert f(lin, x).dtype == np.float32
+
+
+def test_scale_passed_as_argument_under_jit():
+    lin = nn.Linear(2, 1).to(DEVICE)
+    scaler = nn.amp.GradScaler("cpu", init_scale=8.0, growth_interval=1)
+    opt = nn.optim.SGD(lin.parameters(), lr=0.0)
+    step = nn.jit(nn.grad(lambda m, x, s: m(x).sum() * s))
+    x = dev(np.ones((4, 2), np.float32))
+    for want in (8.0, 16.0):  # the scale grows after each good step: no retrace needed
+        g = step(lin, x, scaler.get_scale())
+        assert float(host(g.bias[0])) == 4 * want
+        scaler.step(opt, g)
+        scaler.update()
+
+
+def test_scale_baked_into_a_compiled_step_is_refused():
+    lin = nn.Linear(2, 1).to(DEVICE)
+    scaler = nn.amp.GradScaler("cpu", init_scale=8.0, growth_interval=1)
+    opt = nn.optim.SGD(lin.parameters(), lr=0.0)
+    step = nn.jit(nn.grad(lambda m, x: scaler.scale(m(x).sum())))
+    x = dev(np.ones((4, 2), np.float32))
+    scaler.step(opt, step(lin, x))
+    scaler.update()  # the scale is now 16, but the compiled step multiplies by 8
+    with pytest.raises(RuntimeError, match="scaled by 8.0 .* the scale is now 16.0"):
+        scaler.step(opt, step(lin, x))
+
+
+def test_grad_scaler_rules():
+    s = nn.amp.GradScaler("cpu", init_scale=4.0)
+    g = {"w": dev(np.full(2, 8.0, np.float32))}
+    s.unscale_("opt", g)
+    assert host(g["w"]).tolist() == [2.0, 2.0]
+    with pytest.raises(RuntimeError, match="unscale_\\(\\) has already been called"):
+        s.unscale_("opt", g)
+    with pytest.raises(TypeError, match="pass the gradients"):
+        s.unscale_("other")
+    with pytest.raises(ValueError, match="growth factor must be > 1.0"):
+        nn.amp.GradScaler("cpu", growth_factor=0.5)
+    with pytest.raises(ValueError, match="backoff factor must be < 1.0"):
+        nn.amp.GradScaler("cpu", backoff_factor=1.5)
+    # a scale that would overflow float32 does not grow (PyTorch's)
+    big = nn.amp.GradScaler("cpu", init_scale=2.0 ** 127, growth_interval=1)
+    big.update()
+    assert big.get_scale() == 2.0 ** 127
+    sd = {"scale": 8.0, "growth_factor": 3.0, "backoff_factor": 0.25, "growth_interval": 7,
+          "_growth_tracker": 2}
+    s.load_state_dict(sd)
+    assert s.state_dict() == sd
+    # a float16 0-d loss meets the float32 scale: float32, as PyTorch's
+    assert s.scale(dev(np.array(2.0, F16))).dtype == np.float32
+    assert s.scale(dev(np.ones(2, F16))).dtype == np.float16
+
+
+def test_cuda_scaler_without_a_gpu_disables_itself():
+    if cuda_available():
+        pytest.skip("a GPU is present")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        s = nn.amp.GradScaler()
+    assert "CUDA is not available" in str(w[0].message)
+    assert not s.is_enabled() and s.get_scale() == 1.0 and s.state_dict() == {}
+    loss = dev(np.float32(3.0))
+    assert s.scale(loss) is loss
+
+
+def test_errors():
+    with pytest.raises(TypeError, match="no bfloat16 dtype.*defaults to bfloat16"):
+        nn.autocast("cpu")
+    with pytest.raises(TypeError, match="no bfloat16"):
+        nn.autocast("cuda", dtype="bfloat16")
+    with pytest.raises(TypeError, match="must be float16"):
+        nn.autocast("cuda", dtype=np.int32)
+    assert amp.AUTOCAST_POLICIES["cuda"]["binary_cross_entropy"] == amp.UNSAFE
