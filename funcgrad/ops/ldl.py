@@ -5,8 +5,10 @@ blocks) and ``lu`` a row permutation of a unit triangular matrix, SciPy's three 
 NumPy and CuPy have no ``?sytrf``/``?hetrf``, so the host runs LAPACK's unblocked
 Bunch-Kaufman elimination (``?sytf2``/``?hetf2``, which ``?sytrf`` uses for matrices up to
 its block size, 64: the same pivots and, up to rounding, the same factors as SciPy's) and
-SciPy's unpacking of the compact result. Like JAX's Schur decomposition, the primitive has
-no derivative rule: the pivoting is a discrete choice.
+SciPy's unpacking of the compact result. The JVP holds the pivots (a discrete choice, as
+``lu``'s): with ``L = lu[perm]`` unit triangular, ``dd`` and ``dL`` come from
+``L^-1 dA' L^-T`` split into its block diagonal and its strictly block triangular part times
+``d^-1`` (inverted block by block), written with primitives so it nests and transposes.
 
 Example:
     >>> import numpy as np
@@ -22,14 +24,24 @@ from typing import Any
 
 import numpy
 
-from funcgrad.avals import ShapedArray
-from funcgrad.backend import device_of, device_put, to_numpy
+import funcgrad.ops.elementwise as _ew
+from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.backend import (
+    device_of,
+    device_put,
+    get_default_device,
+    to_numpy,
+    xp_for_device,
+)
 from funcgrad.core import bind
-from funcgrad.errors import DTypeError, MissingRuleError, ShapeError
+from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import Zero, jvp_rules
 from funcgrad.ops._util import check_static, make_primitive
-from funcgrad.ops.shape import moveaxis
+from funcgrad.ops.linalg import dot_general
+from funcgrad.ops.linalg_decomp import triangular_solve
+from funcgrad.ops.reductions import reduce_sum
+from funcgrad.ops.shape import expand_dims, moveaxis, pad, slice_in_dim, swapaxes
 
 __all__ = ["ldl", "ldl_p"]
 
@@ -311,13 +323,107 @@ def _ldl_batch(axis_size, vals, dims, *, lower, hermitian):
 batching.batch_rules[ldl_p] = _ldl_batch
 
 
+def _const_like(x: Any, host: numpy.ndarray) -> Any:
+    """``host`` in ``x``'s dtype on ``x``'s device (it broadcasts over the batch axes)."""
+    aval = get_aval(x)
+    return xp_for_device(aval.device or get_default_device()).asarray(host.astype(aval.dtype))
+
+
+def _mT(x: Any) -> Any:
+    nd = get_aval(x).ndim
+    return swapaxes(x, nd - 2, nd - 1)
+
+
+def _mm(a: Any, b: Any) -> Any:
+    nd = get_aval(a).ndim
+    batch = tuple(range(nd - 2))
+    return dot_general(a, b, (((nd - 1,), (nd - 2,)), (batch, batch)))
+
+
+def _band(v: Any, k: int) -> Any:
+    """The ``(..., n, n)`` matrix with ``v`` ``(..., n - |k|)`` on its ``k``-th diagonal."""
+    nd, m = get_aval(v).ndim, get_aval(v).shape[-1]
+    n = m + abs(k)
+    zero = _ew.convert_element_type(0, get_aval(v).dtype)
+    if k:
+        v = pad(v, zero, [(0, 0, 0)] * (nd - 1) + [(0, abs(k), 0)])
+    # below the diagonal (k < 0) entry [c - k, c] is v[c]; above it, [r, r + k] is v[r]
+    v = expand_dims(v, (nd - 1,) if k <= 0 else (nd,))
+    return _ew.mul(v, _const_like(v, numpy.eye(n, k=k)))
+
+
+def _block_inverse(d: Any) -> Any:
+    """The inverse of each block diagonal ``d`` (1x1 and 2x2 blocks, a 2x2 block marked by
+    its nonzero off-diagonal), block by block: a zero 1x1 pivot (a singular matrix) makes only
+    its own column infinite."""
+    nd, n = get_aval(d).ndim, get_aval(d).shape[-1]
+    diag = _band_of(d, 0)
+    if n == 1:
+        return _band(_ew.div(1, diag), 0)
+    sub, sup = _band_of(d, -1), _band_of(d, 1)
+    pair = _ew.ne(sub, 0)
+    det = _ew.sub(_ew.mul(slice_in_dim(diag, 0, n - 1, axis=nd - 2),
+                          slice_in_dim(diag, 1, n, axis=nd - 2)), _ew.mul(sup, sub))
+    det = _ew.select_n(pair, 1, det)   # 1 outside the 2x2 blocks: no division by 0
+
+    def shift(v: Any, fill: Any, first: bool) -> Any:
+        # (..., n - 1) -> (..., n): v[i] at i (the first row of a block) or at i + 1
+        return pad(v, _ew.convert_element_type(fill, get_aval(v).dtype),
+                   [(0, 0, 0)] * (nd - 2) + [(0, 1, 0) if first else (1, 0, 0)])
+
+    first, second = shift(pair, False, True), shift(pair, False, False)
+    as_first = _ew.div(shift(slice_in_dim(diag, 1, n, axis=nd - 2), 1, True), shift(det, 1, True))
+    as_second = _ew.div(shift(slice_in_dim(diag, 0, n - 1, axis=nd - 2), 1, False),
+                        shift(det, 1, False))
+    in_pair = _ew.or_(first, second)
+    # a 2x2 block's diagonal may be 0: kept out of 1/x (whose derivative would be inf * 0)
+    single = _ew.div(1, _ew.select_n(in_pair, diag, 1))
+    inv_diag = _ew.select_n(first, _ew.select_n(second, single, as_second), as_first)
+    inv_sub = _ew.select_n(pair, 0, _ew.neg(_ew.div(sub, det)))
+    inv_sup = _ew.select_n(pair, 0, _ew.neg(_ew.div(sup, det)))
+    return _ew.add(_ew.add(_band(inv_diag, 0), _band(inv_sub, -1)), _band(inv_sup, 1))
+
+
+def _band_of(x: Any, k: int) -> Any:
+    """The ``k``-th diagonal of each matrix, ``(..., n - |k|)``."""
+    nd, n = get_aval(x).ndim, get_aval(x).shape[-1]
+    rows = slice_in_dim(x, max(-k, 0), n - max(k, 0), axis=nd - 2)
+    sq = slice_in_dim(rows, max(k, 0), n - max(-k, 0), axis=nd - 1)
+    return reduce_sum(_ew.mul(sq, _const_like(sq, numpy.eye(n - abs(k)))), (nd - 1,))
+
+
 def _ldl_jvp(primals, tangents, *, lower, hermitian):
-    if all(type(t) is Zero for t in tangents):
-        outs = bind(ldl_p, *primals, lower=lower, hermitian=hermitian)
+    (a,), (da,) = primals, tangents
+    outs = list(ldl(a, lower=lower, hermitian=hermitian))
+    lu_, d, perm = outs
+    aval = get_aval(a)
+    nd, n, dt = aval.ndim, aval.shape[-1], aval.dtype
+    if type(da) is Zero or n == 0:
         return outs, [Zero.from_primal(o) for o in outs]
-    raise MissingRuleError("ldl: the pivoted LDL^T factorization has no derivative rule; "
-                           "differentiate through a solve (scipy.linalg.solve with "
-                           "assume_a='sym'/'her') or another decomposition instead")
+    herm = hermitian and dt.kind == "c"
+
+    def tr(x: Any) -> Any:
+        return _ew.conj(_mT(x)) if herm else _mT(x)
+
+    # With the pivots fixed, P a P^T = L d L^T (^H) for the unit triangular L = lu[perm] whose
+    # diagonal blocks are the identity. X = L^-1 dA' L^-T = M d + dd + d M^T with
+    # M = L^-1 dL strictly block triangular: dd is X's block diagonal, M d its strictly block
+    # triangular rest. As cholesky and eigh, the tangent is symmetrised (Hermitian part).
+    s = _ew.mul(_ew.add(da, tr(da)), 0.5)
+    cols = _const_like(_ew.convert_element_type(perm, numpy.int32), numpy.arange(n))
+    q = _ew.convert_element_type(_ew.eq(expand_dims(perm, (nd - 1,)), cols), dt)
+    low = _mm(q, lu_)
+    y = triangular_solve(low, _mm(_mm(q, s), _mT(q)), lower=lower, unit_diagonal=True)
+    x = tr(triangular_solve(low, tr(y), lower=lower, unit_diagonal=True))
+    x = _ew.mul(_ew.add(x, tr(x)), 0.5)
+    # d's block diagonal: the diagonal and the (nonzero) off-diagonals of its 2x2 blocks
+    blocks = _ew.select_n(_ew.ne(d, 0), _const_like(d, numpy.eye(n)), 1)
+    below = numpy.tri(n, n, -1)
+    strict = _ew.mul(_const_like(x, below if lower else below.T), _ew.sub(1, blocks))
+    dd = _ew.mul(x, blocks)
+    m = _mm(_ew.mul(x, strict), _block_inverse(d))
+    dlu = _mm(_mT(q), _mm(low, m))
+    return outs, [dlu, dd, Zero.from_primal(perm)]
 
 
 jvp_rules[ldl_p] = _ldl_jvp

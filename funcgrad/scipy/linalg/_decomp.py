@@ -232,6 +232,10 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True,
         lapack_driver: str = "gesdd") -> Any:
     """Singular value decomposition ``a = u @ diag(s) @ vh``: ``(u, s, vh)``, or ``s`` when
     ``compute_uv=False``. Differentiable for ``full_matrices=False`` or square matrices.
+    ``lapack_driver`` is checked as SciPy does but, as in JAX, every driver gives LAPACK
+    ``gesdd``'s decomposition (NumPy's): with ``"gesvd"`` SciPy's singular vectors can differ
+    from these by a sign (a phase for complex input) per singular pair, which is all they
+    are defined up to (``u[:, k] * c, vh[k] * conj(c)`` with ``|c| = 1``).
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
@@ -827,8 +831,10 @@ def ldl(A: Any, lower: bool = True, hermitian: bool = True,  # noqa: N803
     symmetric/Hermitian matrix, reading its lower (``lower=True``) or upper triangle. ``d`` is
     block diagonal (1x1 and 2x2 blocks), ``lu[perm]`` unit triangular, ``perm`` int64. LAPACK's
     pivoting (``?sytf2``/``?hetf2``), so SciPy's pivots and factors; computed on the host,
-    stacks of matrices and ``jit``/``vmap`` work; not differentiable (the pivoting is a
-    discrete choice).
+    stacks of matrices and ``jit``/``vmap`` work. Differentiable with the pivots held (they
+    are a discrete choice, like ``lu``'s), beyond JAX: as ``cholesky``, ``A`` is taken as a
+    function of its symmetric (Hermitian) part, so the gradient is symmetric; NaN in a
+    column whose pivot is 0 (a singular ``A``).
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
