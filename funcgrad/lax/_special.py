@@ -149,11 +149,20 @@ def polygamma(m: Array, x: Array) -> Array:
     return _ew.strong(_ew.convert_element_type(out, dt))  # the constants above are float64
 
 
+def _at_zero(a: Array, x: Array) -> tuple[Array, Array]:
+    """Where ``x == 0 < a``, and ``x`` with 1 there: ``P(a, 0) = 0`` for every ``a > 0``, so
+    the derivatives in ``a`` are 0 there (JAX's), where the series gives ``0 * log 0``."""
+    zero = _ew.and_(_ew.eq(x, 0), _ew.gt(a, 0))
+    return zero, _ew.select_n(zero, x, _ew.add(_ew.mul(x, 0), 1))
+
+
 def _d_gammainc_da(a: Array, x: Array) -> Array:
     # Elementwise, so the JVP with unit tangents is the derivative at every element; it
     # differentiates again like any JVP.
     a, x = fnp.broadcast_arrays(a, x)
-    return jvp(lambda a: _sp.gammainc(a, x), (a,), (fnp.ones_like(a),))[1]
+    zero, x = _at_zero(a, x)
+    d = jvp(lambda a: _sp.gammainc(a, x), (a,), (fnp.ones_like(a),))[1]
+    return _ew.select_n(zero, d, fnp.zeros_like(d))
 
 
 def igamma_grad_a(a: Array, x: Array) -> Array:
@@ -181,7 +190,9 @@ def random_gamma_grad(a: Array, x: Array) -> Array:
         1.321799
     """
     dt = _checked("random_gamma_grad", {"a": a, "x": x})
+    a, x = fnp.broadcast_arrays(a, x)
+    zero, x = _at_zero(a, x)  # a draw of 0 stays 0: derivative 0, not 0 / 0
     # dP/dx = x^(a-1) e^-x / Gamma(a), in logs for range
     log_density = _ew.sub(_ew.sub(_ew.mul(_ew.sub(a, 1.0), _ew.log(x)), x), _lew.lgamma(a))
-    return _as_dtype(_ew.strong(_ew.neg(_ew.div(_d_gammainc_da(a, x), _ew.exp(log_density)))),
-                     dt)
+    d = _ew.neg(_ew.div(_d_gammainc_da(a, x), _ew.exp(log_density)))
+    return _as_dtype(_ew.strong(_ew.select_n(zero, d, fnp.zeros_like(d))), dt)

@@ -37,6 +37,7 @@ from funcgrad.random._samplers import (
     float_dtype,
     rademacher,
 )
+from funcgrad.scipy import _quiet
 
 __all__ = [
     "t", "f", "pareto", "rayleigh", "maxwell", "double_sided_maxwell", "weibull_min",
@@ -88,7 +89,7 @@ def t(key: Any, df: Any, shape: Any = None, dtype: Any = None) -> Array:
     n = _normal_real(key_n, shape, dt)
     half_df = _ew.div(df, dt.type(2))
     g = gamma(key_g, _sh.broadcast_to(half_df, shape), shape, dt)
-    return _ew.mul(n, fnp.sqrt(_ew.div(half_df, g)))
+    return _ew.mul(n, fnp.sqrt(_quiet.div(half_df, g)))
 
 
 @with_out_sharding
@@ -103,8 +104,8 @@ def f(key: Any, dfnum: Any, dfden: Any, shape: Any = None, dtype: Any = None) ->
     """
     key, dt, shape, (dfnum, dfden) = _setup("f", key, dtype, shape, dfnum, dfden)
     key_dfd, key_dfn = split2(key)
-    num = _ew.div(chisquare(key_dfn, _sh.broadcast_to(dfnum, shape), shape, dt), dfnum)
-    den = _ew.div(chisquare(key_dfd, _sh.broadcast_to(dfden, shape), shape, dt), dfden)
+    num = _quiet.div(chisquare(key_dfn, _sh.broadcast_to(dfnum, shape), shape, dt), dfnum)
+    den = _quiet.div(chisquare(key_dfd, _sh.broadcast_to(dfden, shape), shape, dt), dfden)
     return _ew.div(num, den)
 
 
@@ -120,7 +121,7 @@ def pareto(key: Any, b: Any, shape: Any = None, dtype: Any = None) -> Array:
         True
     """
     key, dt, shape, (b,) = _setup("pareto", key, dtype, shape, b)
-    return fnp.exp(_ew.div(_exponential(key, shape, dt), b))
+    return fnp.exp(_quiet.div(_exponential(key, shape, dt), b))
 
 
 @with_out_sharding
@@ -192,7 +193,7 @@ def weibull_min(key: Any, scale: Any, concentration: Any, shape: Sequence[int] =
     scale, conc = as_param(scale, dt, key), as_param(concentration, dt, key)
     shape = shape_arg("weibull_min", shape)
     u = _uniform(key, shape, dt, 0.0, 1.0)
-    return _ew.mul(fnp.power(_ew.neg(_ew.log1p(_ew.neg(u))), _ew.div(dt.type(1), conc)), scale)
+    return _ew.mul(fnp.power(_ew.neg(_ew.log1p(_ew.neg(u))), _quiet.reciprocal(conc)), scale)
 
 
 @with_out_sharding
@@ -213,7 +214,7 @@ def geometric(key: Any, p: Any, shape: Any = None, dtype: Any = None) -> Array:
     p = as_param(p, numpy.dtype(numpy.float64), key)
     shape = _shape_or_params("geometric", shape, p)
     u = _uniform(key, shape, numpy.dtype(numpy.float64), 0.0, 1.0)
-    g = _ew.add(_ew.floor(_ew.div(_ew.log(u), _ew.log1p(_ew.neg(p)))), 1.0)
+    g = _ew.add(_ew.floor(_quiet.div(_quiet.log(u), _quiet.log1p(_ew.neg(p)))), 1.0)
     # saturating, as JAX's convert: p -> 0 waits past dt's range, its maximum (NumPy's
     # cast would wrap to the minimum)
     return lax.convert_element_type(_ew.stop_gradient(g), odt)
@@ -232,7 +233,7 @@ def triangular(key: Any, left: Any, mode: Any, right: Any, shape: Any = None,
         True
     """
     key, dt, shape, (lo, mo, hi) = _setup("triangular", key, dtype, shape, left, mode, right)
-    fc = _ew.div(_ew.sub(mo, lo), _ew.sub(hi, lo))
+    fc = _quiet.div(_ew.sub(mo, lo), _ew.sub(hi, lo))
     u = _uniform(key, shape, dt, 0.0, 1.0)
     width = _ew.sub(hi, lo)
     lv = _ew.add(lo, fnp.sqrt(_ew.mul(_ew.mul(u, width), _ew.sub(mo, lo))))
@@ -261,7 +262,7 @@ def wald(key: Any, mean: Any, shape: Any = None, dtype: Any = None) -> Array:
                             _ew.mul(mean_sq, _ew.mul(y, y))))
     x = _ew.sub(_ew.add(mean, _ew.div(_ew.mul(mean_sq, y), dt.type(2))),
                 _ew.div(_ew.mul(mean, root), dt.type(2)))
-    return fnp.where(_ew.le(z, _ew.div(mean, _ew.add(mean, x))), x, _ew.div(mean_sq, x))
+    return fnp.where(_ew.le(z, _quiet.div(mean, _ew.add(mean, x))), x, _quiet.div(mean_sq, x))
 
 
 @with_out_sharding
@@ -280,7 +281,7 @@ def generalized_normal(key: Any, p: Any, shape: Sequence[int] = (), dtype: Any =
     p = as_param(p, dt, key)
     shape = shape_arg("generalized_normal", shape)
     k1, k2 = split2(key)
-    inv_p = _ew.div(dt.type(1), p)
+    inv_p = _quiet.reciprocal(p)
     g = gamma(k1, _sh.broadcast_to(inv_p, shape), shape, dt)
     r = rademacher(k2, shape, dt)
     return _ew.mul(r, fnp.power(g, inv_p))

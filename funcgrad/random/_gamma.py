@@ -35,6 +35,7 @@ from funcgrad.random._samplers import (
     check_shape,
     float_dtype,
 )
+from funcgrad.scipy import _quiet
 from funcgrad.scipy.special import gammainc, gammaln
 
 __all__ = ["gamma", "loggamma", "beta", "dirichlet", "poisson", "chisquare"]
@@ -110,12 +111,18 @@ def _dsample_da(sample: Any, a: Any, log_space: bool) -> Any:
     if log_space:
         x = _ew.exp(sample)
         x = _ew.select_n(_ew.eq(x, dt.type(0)), x, dt.type(numpy.finfo(dt).tiny))
+        at_zero = None
     else:
-        x = sample
+        # A draw of 0 (tiny a, underflowed): P(a, 0) = 0 for every a > 0, so the draw stays 0
+        # and its derivative is 0 (JAX's), where the formula is 0 / 0. Evaluated at a safe x.
+        at_zero = _ew.and_(_ew.eq(sample, dt.type(0)), _ew.gt(a, dt.type(0)))
+        x = _ew.select_n(at_zero, sample, dt.type(1))
     _, dp_da = jvp(lambda al: gammainc(al, x), (a,), (fnp.ones_like(a),))
     log_pdf = _ew.sub(_ew.sub(_ew.mul(_ew.sub(a, dt.type(1)), _ew.log(x)), x), gammaln(a))
     out = _ew.neg(_ew.div(dp_da, _ew.exp(log_pdf)))
-    return _ew.div(out, x) if log_space else out
+    if log_space:
+        return _ew.div(out, x)
+    return _ew.select_n(at_zero, out, dt.type(0))
 
 
 @functools.partial(custom_jvp, nondiff_argnums=(2,))
@@ -204,8 +211,10 @@ def beta(key: Any, a: Any, b: Any, shape: Any = None, dtype: Any = None) -> Arra
     la = loggamma(key_a, _sh.broadcast_to(a, shape), shape, dt)
     lb = loggamma(key_b, _sh.broadcast_to(b, shape), shape, dt)
     m = _ew.max(la, lb)
+    # both log-draws -inf (a = b = 0): no shift, and 0 / 0 is JAX's nan, without NumPy's warnings
+    m = fnp.where(fnp.isfinite(m), m, dt.type(0))
     ga, gb = _ew.exp(_ew.sub(la, m)), _ew.exp(_ew.sub(lb, m))
-    return _ew.div(ga, _ew.add(ga, gb))
+    return _quiet.div(ga, _ew.add(ga, gb))
 
 
 @with_out_sharding
@@ -237,8 +246,9 @@ def dirichlet(key: Any, alpha: Any, shape: Any = None, dtype: Any = None) -> Arr
     full = (*shape, ash[-1])
     lg = loggamma(key, _sh.broadcast_to(alpha, full), full, dt)
     m = _ew.stop_gradient(fnp.max(lg, axis=-1, keepdims=True))
+    m = fnp.where(fnp.isfinite(m), m, dt.type(0))  # all alpha 0: nan, as JAX, without warnings
     e = _ew.exp(_ew.sub(lg, m))
-    return _ew.div(e, fnp.sum(e, axis=-1, keepdims=True))
+    return _quiet.div(e, fnp.sum(e, axis=-1, keepdims=True))
 
 
 # ---------------------------------------------------------------------------------------------

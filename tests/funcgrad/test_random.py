@@ -455,3 +455,33 @@ def test_traced_shape_is_a_concretization_error_naming_it():
     with pytest.raises(TypeError, match=r"shape must be a tuple of Python ints, got \(2.0,\)"):
         R.normal(key, (2.0,))
     assert funcgrad.jit(lambda k: R.normal(k, (3,)))(key).shape == (3,)
+
+
+def test_degenerate_parameters_give_jax_values_without_warnings() -> None:
+    """Degenerate shapes/rates draw JAX 0.10.2's values (key(0), x64) without NumPy's
+    warnings, eagerly and under jit; a gamma draw of 0 (tiny a) has derivative 0."""
+    import warnings
+
+    k = dev(R.key(0))
+    cases = [
+        (lambda a: R.beta(k, a, a, (2,)), [np.nan, np.nan]),
+        (lambda a: R.dirichlet(k, funcgrad.numpy.stack([a, a])), [np.nan, np.nan]),
+        (lambda a: R.t(k, a, (2,)), [np.nan, np.nan]),
+        (lambda a: R.geometric(k, 1.0 - a, (2,)), [1, 1]),
+        (lambda a: R.geometric(k, a, (2,)), [2 ** 63 - 1] * 2),
+        (lambda a: R.pareto(k, a, (2,)), [np.inf, np.inf]),
+        (lambda a: R.weibull_min(k, 1.0, a, (2,)), [0.0, 0.0]),
+        (lambda a: R.wald(k, a, (2,)), [np.nan, np.nan]),
+        (lambda a: R.triangular(k, a, a, a, (2,)), [0.0, 0.0]),
+        (lambda a: funcgrad.grad(lambda b: R.gamma(k, b))(a + 1e-3), 0.0),
+    ]
+    zero = dev(np.float64(0.0))
+    # under jit too (one compile; the gamma-based samplers compile slowly)
+    staged = cases[3:9]
+    both = funcgrad.jit(lambda a: [f(a) for f, _ in staged])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for f, want in cases:
+            np.testing.assert_array_equal(h(f(zero)), np.array(want))
+        for (_, want), got in zip(staged, both(zero)):
+            np.testing.assert_array_equal(h(got), np.array(want))

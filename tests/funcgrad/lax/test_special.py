@@ -81,6 +81,10 @@ def test_igamma_grad_a_and_random_gamma_grad_as_jax() -> None:
     assert_allclose(funcgrad.jit(lax.igamma_grad_a)(a, x), want_da, rtol=1e-9)
     with pytest.raises(TypeError, match="igamma_grad_a"):
         lax.igamma_grad_a(dev(np.float32([1.0])), x[:1])
+    # at x = 0 (a draw that underflowed) both are 0, as JAX's, not the series' 0 * log 0
+    a0, x0 = dev(np.array([1e-3, 2.0, 0.5])), dev(np.zeros(3))
+    assert host(lax.igamma_grad_a(a0, x0)).tolist() == [0.0, 0.0, 0.0]
+    assert host(funcgrad.jit(lax.random_gamma_grad)(a0, x0)).tolist() == [0.0, 0.0, 0.0]
 
 
 def test_broadcasted_iota_refuses_a_negative_dimension_as_jax() -> None:
