@@ -50,7 +50,10 @@ def _concrete(name: str, v: Any) -> Any:
 
 
 def _device(v: Any) -> str:
-    return (get_aval(v).device or get_default_device()) if is_array(v) else get_default_device()
+    """A device array's device; the default device for host (NumPy) data."""
+    if is_array(v) and not isinstance(v, numpy.ndarray):
+        return get_aval(v).device or get_default_device()
+    return get_default_device()
 
 
 def _x(name: str, x: Any) -> numpy.ndarray:

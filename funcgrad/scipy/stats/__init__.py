@@ -72,6 +72,34 @@ from funcgrad.scipy.stats._descriptive import (
 from funcgrad.scipy.stats._generic import rv_frozen
 from funcgrad.scipy.stats._kde import gaussian_kde
 from funcgrad.scipy.stats._ks import KstestResult, ks_1samp, ks_2samp, kstest
+from funcgrad.scipy.stats._normality_tests import (
+    BartlettResult,
+    FlignerResult,
+    KurtosistestResult,
+    LeveneResult,
+    NormaltestResult,
+    SkewtestResult,
+    bartlett,
+    fligner,
+    kurtosistest,
+    levene,
+    normaltest,
+    skewtest,
+)
+from funcgrad.scipy.stats._rank_tests import (
+    BinomTestResult,
+    FriedmanchisquareResult,
+    KruskalResult,
+    MannwhitneyuResult,
+    RanksumsResult,
+    WilcoxonResult,
+    binomtest,
+    friedmanchisquare,
+    kruskal,
+    mannwhitneyu,
+    ranksums,
+    wilcoxon,
+)
 from funcgrad.scipy.stats._summary import (
     DescribeResult,
     describe,
@@ -121,5 +149,10 @@ __all__ = [
     "gmean", "hmean", "pmean", "moment", "variation", "iqr", "median_abs_deviation",
     "DescribeResult", "describe", "kstwobign", "kstwo", "ksone", "KstestResult", "ks_1samp",
     "ks_2samp", "kstest", "rv_frozen", "zmap", "trim_mean", "chisquare", "f_oneway",
-    "Power_divergenceResult", "F_onewayResult",
+    "Power_divergenceResult", "F_onewayResult", "SkewtestResult", "KurtosistestResult",
+    "NormaltestResult", "skewtest", "kurtosistest", "normaltest", "BartlettResult",
+    "LeveneResult", "FlignerResult", "bartlett", "levene", "fligner", "MannwhitneyuResult",
+    "mannwhitneyu", "WilcoxonResult", "wilcoxon", "RanksumsResult", "ranksums",
+    "KruskalResult", "kruskal", "FriedmanchisquareResult", "friedmanchisquare",
+    "BinomTestResult", "binomtest",
 ]

@@ -1,0 +1,343 @@
+"""Normality and equal-variance tests of ``scipy.stats``: D'Agostino's ``skewtest``,
+Anscombe-Glynn's ``kurtosistest``, D'Agostino-Pearson's ``normaltest``; Bartlett's
+``bartlett``, Levene's (Brown-Forsythe's) ``levene`` and Fligner-Killeen's ``fligner``.
+
+SciPy's formulas on funcgrad operations: ``skewtest``, ``kurtosistest``, ``normaltest``,
+``bartlett`` and ``levene`` (``center`` ``"mean"``/``"median"``) are differentiable and work
+under ``jit`` and ``vmap``, as does ``fligner``, which ranks the data (no gradient through the
+ranks).
+
+Example:
+    >>> import numpy as np
+    >>> from funcgrad.scipy.stats import bartlett
+    >>> res = bartlett(np.array([8.9, 9.1, 9.0, 9.3, 8.7]), np.array([8.0, 10.1, 9.2, 7.5, 11.0]))
+    >>> round(float(res.statistic), 10), round(float(res.pvalue), 10)
+    (8.5164547625, 0.0035194946)
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, NamedTuple
+
+import numpy
+
+import funcgrad.numpy as fnp
+from funcgrad.avals import get_aval
+from funcgrad.core import Tracer
+from funcgrad.ops.elementwise import stop_gradient
+from funcgrad.scipy import _quiet as _q
+from funcgrad.scipy.stats import chi2 as _chi2
+from funcgrad.scipy.stats import f as _f
+from funcgrad.scipy.stats import norm as _norm
+from funcgrad.scipy.stats._descriptive import (
+    _ALTERNATIVES,
+    _check_nan_policy,
+    _float_array,
+    _norm_axis,
+    kurtosis,
+    rankdata,
+    skew,
+)
+from funcgrad.scipy.stats._summary import trim_mean
+
+__all__ = ["SkewtestResult", "KurtosistestResult", "NormaltestResult", "skewtest",
+           "kurtosistest", "normaltest", "BartlettResult", "LeveneResult", "FlignerResult",
+           "bartlett", "levene", "fligner"]
+
+
+class SkewtestResult(NamedTuple):
+    """``(statistic, pvalue)`` of :func:`skewtest`."""
+
+    statistic: Any
+    pvalue: Any
+
+
+class KurtosistestResult(NamedTuple):
+    """``(statistic, pvalue)`` of :func:`kurtosistest`."""
+
+    statistic: Any
+    pvalue: Any
+
+
+class NormaltestResult(NamedTuple):
+    """``(statistic, pvalue)`` of :func:`normaltest`."""
+
+    statistic: Any
+    pvalue: Any
+
+
+class BartlettResult(NamedTuple):
+    """``(statistic, pvalue)`` of :func:`bartlett`."""
+
+    statistic: Any
+    pvalue: Any
+
+
+class LeveneResult(NamedTuple):
+    """``(statistic, pvalue)`` of :func:`levene`."""
+
+    statistic: Any
+    pvalue: Any
+
+
+class FlignerResult(NamedTuple):
+    """``(statistic, pvalue)`` of :func:`fligner`."""
+
+    statistic: Any
+    pvalue: Any
+
+
+def _alternative(name: str, alternative: str) -> None:
+    if alternative not in _ALTERNATIVES:
+        raise ValueError(f"{name}: alternative must be one of {_ALTERNATIVES}, got "
+                         f"{alternative!r}")
+
+
+def _normal_pvalue(z: Any, alternative: str) -> Any:
+    if alternative == "less":
+        return _norm.cdf(z)
+    if alternative == "greater":
+        return _norm.sf(z)
+    return 2.0 * _norm.sf(fnp.abs(z))
+
+
+def _sample(name: str, a: Any, axis: Any, nan_policy: str) -> tuple[Any, Any, Any]:
+    """``(a, axis, n)``: floats, the axis (0 of the flattened data for ``None``) and the
+    count along it (per slice, nans left out, with ``nan_policy="omit"``)."""
+    a = _float_array(a)
+    _check_nan_policy(name, a, nan_policy)
+    if axis is None:
+        a, axis = fnp.reshape(a, (-1,)), 0
+    axis = _norm_axis(name, axis, a.ndim)
+    if nan_policy == "omit":
+        n = fnp.sum(~fnp.isnan(a), axis=axis).astype(a.dtype)
+    else:
+        n = a.shape[axis]
+    return a, axis, n
+
+
+def _least_count(n: Any) -> float | None:
+    """The smallest sample size, if it is known (not traced)."""
+    if isinstance(n, int):
+        return n
+    if isinstance(n, Tracer):
+        return None
+    return float(fnp.min(n)) if get_aval(n).size else None
+
+
+def _skew_z(a: Any, axis: int, n: Any, nan_policy: str) -> Any:
+    b2 = skew(a, axis, nan_policy=nan_policy)
+    y = b2 * fnp.sqrt(((n + 1) * (n + 3)) / (6.0 * (n - 2)))
+    beta2 = (3.0 * (n ** 2 + 27 * n - 70) * (n + 1) * (n + 3)
+             / ((n - 2.0) * (n + 5) * (n + 7) * (n + 9)))
+    w2 = -1 + fnp.sqrt(2 * (beta2 - 1))
+    delta = 1 / fnp.sqrt(0.5 * fnp.log(w2))
+    alpha = fnp.sqrt(2.0 / (w2 - 1))
+    y = fnp.where(y == 0, 1, y)
+    return delta * fnp.log(y / alpha + fnp.sqrt((y / alpha) ** 2 + 1))
+
+
+def skewtest(a: Any, axis: Any = 0, nan_policy: str = "propagate",
+             alternative: str = "two-sided") -> SkewtestResult:
+    """D'Agostino's test that the skewness along ``axis`` is that of a normal distribution,
+    as ``scipy.stats.skewtest``: the sample skewness transformed to a standard normal ``z``.
+    Needs at least 8 observations. Differentiable; ``jit``/``vmap`` work.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.stats import skewtest
+        >>> res = skewtest(np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 20.0]))
+        >>> round(float(res.statistic), 10), round(float(res.pvalue), 10)
+        (2.8022799888, 0.0050742814)
+    """
+    _alternative("skewtest", alternative)
+    a, axis, n = _sample("skewtest", a, axis, nan_policy)
+    least = _least_count(n)
+    if least is not None and least < 8:
+        raise ValueError(f"skewtest is not valid with less than 8 samples; {int(least)} "
+                         "samples were given.")
+    z = _skew_z(a, axis, n, nan_policy)
+    return SkewtestResult(z, _normal_pvalue(z, alternative).astype(z.dtype))
+
+
+def _kurtosis_z(a: Any, axis: int, n: Any, nan_policy: str) -> Any:
+    b2 = kurtosis(a, axis, fisher=False, nan_policy=nan_policy)
+    e = 3.0 * (n - 1) / (n + 1)
+    varb2 = 24.0 * n * (n - 2) * (n - 3) / ((n + 1) * (n + 1.0) * (n + 3) * (n + 5))
+    x = (b2 - e) / fnp.sqrt(varb2)
+    sqrtbeta1 = (6.0 * (n * n - 5 * n + 2) / ((n + 7) * (n + 9))
+                 * fnp.sqrt((6.0 * (n + 3) * (n + 5)) / (n * (n - 2) * (n - 3))))
+    big_a = 6.0 + 8.0 / sqrtbeta1 * (2.0 / sqrtbeta1 + fnp.sqrt(1 + 4.0 / (sqrtbeta1 ** 2)))
+    term1 = 1 - 2 / (9.0 * big_a)
+    denom = 1 + x * fnp.sqrt(2 / (big_a - 4.0))
+    safe = fnp.where(denom == 0.0, 1.0, denom)
+    term2 = fnp.where(denom == 0.0, numpy.nan,
+                      fnp.sign(denom) * fnp.cbrt((1 - 2.0 / big_a) / fnp.abs(safe)))
+    return (term1 - term2) / fnp.sqrt(2 / (9.0 * big_a))
+
+
+def kurtosistest(a: Any, axis: Any = 0, nan_policy: str = "propagate",
+                 alternative: str = "two-sided") -> KurtosistestResult:
+    """Anscombe and Glynn's test that the kurtosis along ``axis`` is that of a normal
+    distribution, as ``scipy.stats.kurtosistest``. Needs at least 5 observations (warns
+    below 20, as SciPy). Differentiable; ``jit``/``vmap`` work.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.stats import kurtosistest
+        >>> res = kurtosistest(np.linspace(-1.0, 1.0, 30) ** 3)
+        >>> round(float(res.statistic), 10), round(float(res.pvalue), 10)
+        (1.315196774, 0.1884437791)
+    """
+    _alternative("kurtosistest", alternative)
+    a, axis, n = _sample("kurtosistest", a, axis, nan_policy)
+    least = _least_count(n)
+    if least is not None and least < 5:
+        raise ValueError(f"kurtosistest requires at least 5 observations; {int(least)} "
+                         "observations were given.")
+    if least is not None and least < 20:
+        warnings.warn(f"kurtosistest only valid for n>=20 ... continuing anyway, "
+                      f"n={int(least)}", UserWarning, stacklevel=2)
+    z = _kurtosis_z(a, axis, n, nan_policy)
+    return KurtosistestResult(z, _normal_pvalue(z, alternative).astype(z.dtype))
+
+
+def normaltest(a: Any, axis: Any = 0, nan_policy: str = "propagate") -> NormaltestResult:
+    """D'Agostino and Pearson's omnibus test of normality along ``axis``, as
+    ``scipy.stats.normaltest``: ``skewtest``'s ``z**2`` plus ``kurtosistest``'s against
+    ``chi2(2)``. Needs at least 8 observations. Differentiable; ``jit``/``vmap`` work.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.stats import normaltest
+        >>> res = normaltest(np.linspace(-1.0, 1.0, 30) ** 3)
+        >>> round(float(res.statistic), 10), round(float(res.pvalue), 10)
+        (1.7297425543, 0.4211057551)
+    """
+    a, axis, n = _sample("normaltest", a, axis, nan_policy)
+    least = _least_count(n)
+    if least is not None and least < 8:
+        raise ValueError(f"skewtest is not valid with less than 8 samples; {int(least)} "
+                         "samples were given.")
+    if least is not None and least < 20:
+        warnings.warn(f"kurtosistest only valid for n>=20 ... continuing anyway, "
+                      f"n={int(least)}", UserWarning, stacklevel=2)
+    s, k = _skew_z(a, axis, n, nan_policy), _kurtosis_z(a, axis, n, nan_policy)
+    stat = s * s + k * k
+    return NormaltestResult(stat, _chi2.sf(stat, 2).astype(stat.dtype))
+
+
+def _groups(name: str, samples: tuple, axis: Any) -> list[Any]:
+    """The samples as floats with the test's axis last (flattened for ``axis=None``)."""
+    if len(samples) < 2:
+        raise ValueError(f"{name}: must enter at least two input sample vectors, got "
+                         f"{len(samples)}")
+    out = []
+    for s in samples:
+        s = _float_array(s)
+        if axis is None:
+            s = fnp.reshape(s, (-1,))
+        else:
+            s = fnp.moveaxis(s, _norm_axis(name, axis, max(s.ndim, 1)), -1)
+        out.append(s)
+    return out
+
+
+def bartlett(*samples: Any, axis: Any = 0) -> BartlettResult:
+    """Bartlett's test that the samples come from populations of equal variance, as
+    ``scipy.stats.bartlett``: against ``chi2(k - 1)``. Differentiable; ``jit``/``vmap``
+    work.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.stats import bartlett
+        >>> res = bartlett(np.array([1.0, 2.0, 3.0, 4.0]), np.array([2.0, 4.0, 6.0, 9.0]))
+        >>> round(float(res.statistic), 10), round(float(res.pvalue), 10)
+        (1.6290480954, 0.2018347609)
+    """
+    groups = _groups("bartlett", samples, axis)
+    k = len(groups)
+    sizes = [g.shape[-1] for g in groups]
+    total = sum(sizes)
+    variances = [fnp.var(g, axis=-1, ddof=1) for g in groups]
+    pooled = sum((ni - 1) * v for ni, v in zip(sizes, variances)) / (total - k)
+    numer = (total - k) * _q.log(pooled) - sum((ni - 1) * _q.log(v)
+                                               for ni, v in zip(sizes, variances))
+    denom = 1 + 1 / (3 * (k - 1)) * (sum(1 / (ni - 1) for ni in sizes) - 1 / (total - k))
+    stat = numer / denom
+    return BartlettResult(stat, _chi2.sf(stat, k - 1).astype(stat.dtype))
+
+
+_CENTERS = ("mean", "median", "trimmed")
+
+
+def _centered_abs(name: str, groups: list[Any], center: str, proportiontocut: float
+                  ) -> list[Any]:
+    if center not in _CENTERS:
+        raise ValueError(f"{name}: center must be 'mean', 'median' or 'trimmed', got "
+                         f"{center!r}")
+    if center == "trimmed":
+        return [fnp.abs(g - trim_mean(g, proportiontocut, axis=-1)[..., None]) for g in groups]
+    centre = fnp.median if center == "median" else fnp.mean
+    return [fnp.abs(g - centre(g, axis=-1, keepdims=True)) for g in groups]
+
+
+def levene(*samples: Any, center: str = "median", proportiontocut: float = 0.05,
+           axis: Any = 0) -> LeveneResult:
+    """Levene's test that the samples come from populations of equal variance, as
+    ``scipy.stats.levene``: a one-way ANOVA of the absolute deviations from each sample's
+    ``center`` (``"median"``: Brown-Forsythe, the default; ``"mean"``: Levene's original;
+    ``"trimmed"``: ``trim_mean(sample, proportiontocut)``) against
+    ``f(k - 1, N - k)``. Differentiable; ``jit``/``vmap`` work.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.stats import levene
+        >>> res = levene(np.array([1.0, 2.0, 3.0, 4.0]), np.array([2.0, 4.0, 6.0, 9.0]))
+        >>> round(float(res.statistic), 10), round(float(res.pvalue), 10)
+        (2.4193548387, 0.1708443981)
+    """
+    groups = _groups("levene", samples, axis)
+    k = len(groups)
+    devs = _centered_abs("levene", groups, center, proportiontocut)
+    sizes = [g.shape[-1] for g in groups]
+    total = sum(sizes)
+    means = [fnp.mean(z, axis=-1) for z in devs]
+    grand = sum(ni * m for ni, m in zip(sizes, means)) / total
+    numer = (total - k) * sum(ni * (m - grand) ** 2 for ni, m in zip(sizes, means))
+    within = sum(fnp.sum((z - m[..., None]) ** 2, axis=-1) for z, m in zip(devs, means))
+    stat = _q.div(numer, (k - 1) * within)
+    return LeveneResult(stat, _f.sf(stat, k - 1, total - k).astype(stat.dtype))
+
+
+def fligner(*samples: Any, center: str = "median", proportiontocut: float = 0.05,
+            axis: Any = 0) -> FlignerResult:
+    """Fligner-Killeen's test that the samples come from populations of equal variance, as
+    ``scipy.stats.fligner``: normal scores of the ranks of the absolute deviations from each
+    sample's ``center`` (as in :func:`levene`), against ``chi2(k - 1)``. ``jit``/``vmap``
+    work; no gradient through the ranks.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.stats import fligner
+        >>> res = fligner(np.array([1.0, 2.0, 3.0, 4.0]), np.array([2.0, 4.0, 6.0, 9.0]))
+        >>> round(float(res.statistic), 10), round(float(res.pvalue), 10)
+        (1.5029713906, 0.2202147304)
+    """
+    groups = _groups("fligner", samples, axis)
+    k = len(groups)
+    devs = _centered_abs("fligner", groups, center, proportiontocut)
+    sizes = [g.shape[-1] for g in devs]
+    total = sum(sizes)
+    batch = tuple(numpy.broadcast_shapes(*[d.shape[:-1] for d in devs]))
+    all_devs = fnp.concatenate([fnp.broadcast_to(d, batch + d.shape[-1:]) for d in devs],
+                               axis=-1)
+    ranks = rankdata(stop_gradient(all_devs), axis=-1)
+    scores = _norm.ppf(ranks / (2 * (total + 1.0)) + 0.5)
+    bounds = numpy.cumsum([0] + sizes)
+    means = [fnp.mean(scores[..., lo:hi], axis=-1) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    overall = fnp.mean(scores, axis=-1)
+    spread = fnp.var(scores, axis=-1, ddof=1)
+    stat = sum(ni * (m - overall) ** 2 for ni, m in zip(sizes, means)) / spread
+    return FlignerResult(stat, _chi2.sf(stat, k - 1).astype(stat.dtype))

@@ -1,0 +1,88 @@
+"""skewtest, kurtosistest, normaltest, bartlett, levene and fligner against scipy.stats (a
+test dependency): formulas on funcgrad operations, so jit, vmap and grad work."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import assert_allclose, dev
+
+import funcgrad
+import funcgrad.numpy as fnp
+import funcgrad.scipy.stats as fst
+
+ss = pytest.importorskip("scipy.stats")
+
+_RNG = np.random.default_rng(12)
+_X = _RNG.normal(size=30) ** 3
+_X2 = _RNG.normal(size=(25, 3))
+_A, _B, _C = _RNG.normal(size=10), 2 * _RNG.normal(size=14), _RNG.normal(size=7) + 1
+
+
+def _same(got, want):
+    for g, w in zip(got, want, strict=True):
+        assert_allclose(g, w, rtol=1e-9, atol=1e-300)
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "less", "greater"])
+def test_skew_and_kurtosis_tests_match_scipy(alternative):
+    _same(fst.skewtest(dev(_X), alternative=alternative), ss.skewtest(_X, alternative=alternative))
+    _same(fst.kurtosistest(dev(_X), alternative=alternative),
+          ss.kurtosistest(_X, alternative=alternative))
+    _same(fst.skewtest(dev(_X2.T), axis=1, alternative=alternative),
+          ss.skewtest(_X2.T, axis=1, alternative=alternative))
+
+
+@pytest.mark.filterwarnings("ignore:kurtosistest only valid")
+def test_normaltest_matches_scipy():
+    _same(fst.normaltest(dev(_X)), ss.normaltest(_X))
+    _same(fst.normaltest(dev(_X2)), ss.normaltest(_X2))
+    _same(fst.normaltest(dev(_X2), axis=None), ss.normaltest(_X2, axis=None))
+    with_nan = _X2.copy()
+    with_nan[3, 1] = np.nan
+    _same(fst.normaltest(dev(with_nan)), ss.normaltest(with_nan))
+    _same(fst.normaltest(dev(with_nan), nan_policy="omit"),
+          ss.normaltest(with_nan, nan_policy="omit"))
+    _same(fst.kurtosistest(_X[:5]), ss.kurtosistest(_X[:5]))
+    with pytest.warns(UserWarning, match="n>=20"):
+        fst.kurtosistest(_X[:10])
+    with pytest.raises(ValueError, match="less than 8"):
+        fst.skewtest(_X[:7])
+    assert_allclose(funcgrad.jit(lambda v: fst.normaltest(v).statistic)(dev(_X2)),
+                    ss.normaltest(_X2).statistic, rtol=1e-9)
+
+
+@pytest.mark.parametrize("center", ["mean", "median", "trimmed"])
+def test_levene_and_fligner_match_scipy(center):
+    for cut in (0.05, 0.2):
+        _same(fst.levene(dev(_A), dev(_B), dev(_C), center=center, proportiontocut=cut),
+              ss.levene(_A, _B, _C, center=center, proportiontocut=cut))
+        _same(fst.fligner(dev(_A), dev(_B), dev(_C), center=center, proportiontocut=cut),
+              ss.fligner(_A, _B, _C, center=center, proportiontocut=cut))
+    _same(fst.levene(dev(_X2[:10]), dev(_X2[10:]), center=center),
+          ss.levene(_X2[:10], _X2[10:], center=center))
+    _same(fst.fligner(np.round(_A), np.round(_B), center=center),
+          ss.fligner(np.round(_A), np.round(_B), center=center))
+
+
+def test_bartlett_matches_scipy_and_differentiates():
+    _same(fst.bartlett(dev(_A), dev(_B), dev(_C)), ss.bartlett(_A, _B, _C))
+    _same(fst.bartlett(dev(_X2[:10]), dev(_X2[10:])), ss.bartlett(_X2[:10], _X2[10:]))
+    # recorded (SciPy 1.17)
+    res = fst.bartlett(np.array([8.9, 9.1, 9.0, 9.3, 8.7]), np.array([8.0, 10.1, 9.2, 7.5, 11.0]))
+    assert_allclose([float(res.statistic), float(res.pvalue)],
+                    [8.516454762499961, 0.003519494589348329], rtol=1e-12)
+    # the statistic grows as one sample spreads out
+    a, b = dev(_A), dev(_B)
+    g = funcgrad.grad(lambda s: fst.bartlett(a * s, b).statistic)(1.0)
+    eps = 1e-6
+    fd = (float(fst.bartlett(_A * (1 + eps), _B).statistic)
+          - float(fst.bartlett(_A * (1 - eps), _B).statistic)) / (2 * eps)
+    assert_allclose(g, fd, rtol=1e-6)
+    lev = funcgrad.vmap(lambda a, b: fst.levene(a, b).statistic)(dev(_X2[:10].T), dev(_X2[10:].T))
+    assert_allclose(lev, ss.levene(_X2[:10], _X2[10:]).statistic, rtol=1e-9)
+    with pytest.raises(ValueError, match="two input"):
+        fst.bartlett(_A)
+    with pytest.raises(ValueError, match="center"):
+        fst.levene(_A, _B, center="mode")
+    assert fnp.isfinite(fst.fligner(_A, _B).pvalue)
