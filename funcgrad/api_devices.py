@@ -52,10 +52,11 @@ def _guarded(directions: tuple[str, ...], new_val: str) -> Iterator[None]:
 def transfer_guard(new_val: str) -> Any:
     """Guard transfers between host and devices in the ``with`` block (``jax.transfer_guard``;
     levels ``"allow"``, ``"log"``, ``"disallow"``, ``"log_explicit"``,
-    ``"disallow_explicit"``). funcgrad never transfers implicitly -- computations follow their
-    data, and mixing devices in one operation raises ``DeviceMismatchError`` -- so implicit
-    transfers are refused at every level; the ``*_explicit`` levels also log or refuse
-    ``device_put`` / ``device_get`` between different devices.
+    ``"disallow_explicit"``). The one implicit transfer is a NumPy array copied to the device
+    of the arrays it meets in an operation (JAX's uncommitted NumPy inputs:
+    ``core.place_uncommitted``): ``"log"`` logs it and ``"disallow"`` refuses it with a
+    ``RuntimeError``; the ``*_explicit`` levels also log or refuse ``device_put`` /
+    ``device_get`` between different devices.
 
     Example:
         >>> import numpy as np, funcgrad

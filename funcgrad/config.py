@@ -77,7 +77,8 @@ fft_backend_skipped: ContextVar[bool] = ContextVar("funcgrad_fft_backend_skipped
 #: JAX's transfer-guard levels (funcgrad.transfer_guard)
 TRANSFER_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
 #: per direction ("host_to_device", "device_to_host", "device_to_device"): the level of the
-#: innermost transfer_guard; funcgrad never transfers implicitly, so only the explicit levels act
+#: innermost transfer_guard (implicit transfers: a host array meeting device arrays,
+#: core.place_uncommitted; explicit ones: device_put/device_get)
 transfer_guard_level: ContextVar[tuple[tuple[str, str], ...]] = ContextVar(
     "funcgrad_transfer_guard", default=())
 

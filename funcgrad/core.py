@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
@@ -19,6 +20,7 @@ from typing import Any
 import numpy
 
 from funcgrad import backend as _backend
+from funcgrad import config as _config
 from funcgrad.avals import ShapedArray, get_aval, tracer_types
 from funcgrad.backend import xp_for
 from funcgrad.errors import (
@@ -58,6 +60,8 @@ __all__ = [
     "non_array_operand_error",
     "eval_jaxpr",
     "jaxpr_evaluator",
+    "place_uncommitted",
+    "device_put_rule",
 ]
 
 Params = dict[str, Any]
@@ -163,6 +167,8 @@ class EvalTrace(Trace):
         for a in args:
             if isinstance(a, Tracer):
                 raise _leaked_tracer_error(a, prim)
+        if len(_device_modules) > 1:  # a device backend is loaded: host operands may meet it
+            args = place_uncommitted(args)
         if params:
             try:
                 hash(tuple(params.values()))
@@ -193,6 +199,81 @@ class EvalTrace(Trace):
 
 _SCALAR_TYPES = (numpy.generic, bool, int, float, complex)
 _ndarray = numpy.ndarray
+#: the backend's loaded array modules (device name -> module): NumPy alone until a device
+#: backend (CuPy, the strict test device) is first used; until then no operands can mix
+_device_modules = _backend._modules
+
+#: how a traced value moves to another device: ``ops/elementwise.py``'s ``device_put``, which
+#: binds JAX's ``device_put`` primitive (filled by that block: core never imports ops)
+device_put_rule: list[Callable[[Any, str], Any]] = []
+
+
+def _operand_device(x: Any) -> str | None:
+    if isinstance(x, Tracer):
+        return x.aval.device
+    return _backend.device_of(x)
+
+
+def place_uncommitted(args: Sequence[Any]) -> Sequence[Any]:
+    """``args`` with their host (NumPy) arrays moved to the device of the other operands.
+
+    Host arrays are *uncommitted*, as JAX treats NumPy inputs: an operation that meets them
+    together with arrays of one device (CuPy's, the strict test device's) runs on that device,
+    and the host operands are copied there (a traced host value through the ``device_put``
+    primitive, so its cotangent goes back to the host). Operations on host arrays alone stay on
+    the host. Arrays of two different devices are left as they are: the operation's rule then
+    raises :class:`~funcgrad.errors.DeviceMismatchError` naming both, as JAX does for
+    committed arrays. Returns ``args`` itself when nothing moves. An implicit host-to-device
+    copy obeys :func:`funcgrad.transfer_guard` (``"log"``/``"disallow"`` and their
+    ``*_explicit`` forms) as JAX's implicit transfers do: logged, or refused with a
+    ``RuntimeError``.
+
+    Example:
+        >>> import funcgrad.numpy as fnp, numpy as np
+        >>> with _backend.default_device("strict"):
+        ...     a, b = place_uncommitted([np.ones(2), fnp.zeros(2)])
+        >>> type(a).__name__, type(b).__name__
+        ('StrictArray', 'StrictArray')
+    """
+    dev = None
+    host = False
+    for x in args:
+        d = _operand_device(x)
+        if d is None:
+            continue
+        if d == "cpu":
+            host = True
+        elif dev is None:
+            dev = d
+        elif d != dev:
+            return args  # committed to two devices: the rule names both
+    if not host or dev is None:
+        return args
+    _check_implicit_transfer(dev)
+    moved = []
+    for x in args:
+        if _operand_device(x) == "cpu":
+            x = device_put_rule[0](x, dev) if isinstance(x, Tracer) else \
+                _backend.device_put(x, dev)
+        moved.append(x)
+    return moved
+
+
+def _check_implicit_transfer(dev: str) -> None:
+    """JAX's transfer guard for an implicit host-to-device copy: the ``log`` levels log it,
+    the ``disallow`` levels refuse it."""
+    levels = _config.transfer_guard_level.get()
+    if not levels:
+        return
+    level = dict(levels).get("host_to_device", "allow")
+    if level.startswith("disallow"):
+        raise RuntimeError(
+            f"Disallowed host-to-device transfer to {dev!r} (funcgrad.transfer_guard"
+            f"({level!r})): a NumPy array met arrays on {dev!r} in one operation; move it "
+            f"there first with funcgrad.device_put(x, {dev!r})"
+        )
+    if level.startswith("log"):
+        logging.getLogger("funcgrad").warning("implicit host-to-device transfer to %r", dev)
 
 
 def _scalars_to_arrays(outs: list, args: Sequence[Any]) -> list:

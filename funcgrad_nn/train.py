@@ -57,6 +57,7 @@ import numpy as np
 import funcgrad
 from funcgrad import tree_util
 from funcgrad.backend import canonical_device, device_of, is_array
+from funcgrad.errors import DeviceMismatchError
 from funcgrad_nn import init as _init
 from funcgrad_nn.module import Module
 from funcgrad_nn.serialization import load, save
@@ -475,9 +476,17 @@ class Trainer:
         # As Lightning does: host batches follow the model to its device (a CuPy model
         # would otherwise meet NumPy inputs, which CuPy refuses to mix).
         device = self.device
+        first = next(iter(self.model.parameters()), None)
+        model_device = device_of(first) if first is not None else None
         if device is None:
-            first = next(iter(self.model.parameters()), None)
-            device = device_of(first) if first is not None else None
+            device = model_device
+        elif model_device is not None and model_device != device:
+            # Host batches would silently follow the model's device (they are uncommitted,
+            # as in JAX): an explicit device that is not the model's is a mistake to name.
+            raise DeviceMismatchError(
+                f"Trainer(device={device!r}): the model's parameters are on "
+                f"{model_device!r}, so batches and model would be on different devices; move "
+                f"the model with model.to({device!r}) or leave device= out")
         if device is None or device == "cpu":
             return batch
 

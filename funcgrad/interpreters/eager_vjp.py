@@ -48,11 +48,13 @@ from funcgrad.core import (
     Primitive,
     Trace,
     Tracer,
+    _device_modules,
     _scalars_to_arrays,
     _trace_var,
     bind,
     current_trace,
     eval_trace,
+    place_uncommitted,
 )
 from funcgrad.interpreters.jvp import (
     FastVjpRule,
@@ -219,6 +221,12 @@ class TapeTrace(Trace):
         return self._record(prim, params, vals, in_uids, outs, backward)
 
     def _process(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
+        if len(_device_modules) > 1:
+            # Host operands beside device ones move there first, own tracers through the
+            # device_put primitive (recorded: their cotangents go back to the host).
+            placed = place_uncommitted(args)
+            if placed is not args:
+                return self.process_primitive(prim, placed, params)
         vals: list[Any] = []
         in_uids: list[int] = []
         live = False

@@ -22,9 +22,11 @@ from funcgrad.core import (
     SourceInfo,
     Trace,
     Tracer,
+    _device_modules,
     _trace_var,
     bind,
     non_array_operand_error,
+    place_uncommitted,
     set_current_trace,
     tracer_types,
     user_source_info,
@@ -311,6 +313,8 @@ class StagingTrace(Trace):
         rewrite = staging_rewrites.get(prim)
         if rewrite is not None:
             args, params = rewrite(self, args, params)
+        if len(_device_modules) > 1:  # host operands beside device ones move there first
+            args = place_uncommitted(args)
         try:
             # Own tracers (most operands) without a method call each.
             invars = [x._var if type(x) is StagingTracer and x._trace is self

@@ -114,7 +114,11 @@ def broadcast_shapes_or_error(name: str, *shapes: tuple[int, ...]) -> tuple[int,
 
 
 def result_device(name: str, *avals: ShapedArray) -> str | None:
+    """The device of an operation on ``avals``: their one device; host arrays are uncommitted
+    (``core.place_uncommitted``): beside arrays of another device, the operation runs there."""
     devs = {a.device for a in avals if a.device is not None}
+    if len(devs) > 1:
+        devs.discard("cpu")
     if len(devs) > 1:
         common_device_error = sorted(devs)
 

@@ -34,7 +34,7 @@ from funcgrad.avals import ShapedArray, canonical_dtype, float0, get_aval, resul
 from funcgrad.backend import get_default_device, scalar_array, xp_for, xp_for_device
 from funcgrad.compile import rules as _rules
 from funcgrad.compile.rules import Emission, array_operand, same_type
-from funcgrad.core import Primitive, Tracer, bind1, tracer_types
+from funcgrad.core import Primitive, Tracer, bind1, device_put_rule, tracer_types
 from funcgrad.errors import DTypeError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import (
@@ -1288,6 +1288,8 @@ def _device_put_transpose(ct: Any, x: Any, *, device: str) -> list[Any]:
 deflinear(device_put_p)
 deftranspose(device_put_p, _device_put_transpose)
 _vectorized_batch(device_put_p)
+# host values traced beside device arrays move with it (core.place_uncommitted)
+device_put_rule.append(device_put)
 
 # =============================================================================================
 # Binary arithmetic beyond add/sub/mul/div

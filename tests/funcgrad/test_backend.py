@@ -65,17 +65,46 @@ def test_results_stay_on_strict_device() -> None:
     np.testing.assert_allclose(funcgrad.to_numpy(g), np.cos(np.linspace(0, 1, 4)))
 
 
-def test_mixing_devices_names_both() -> None:
-    x = funcgrad.device_put(np.ones(3), "strict")
-    with pytest.raises(funcgrad.DeviceMismatchError) as e:
-        fnp.add(x, np.ones(3))
-    assert "'strict'" in str(e.value) and "'cpu'" in str(e.value)
+def test_host_operands_follow_device_operands() -> None:
+    # NumPy arrays are uncommitted, as JAX's NumPy inputs: beside a device array they move
+    # there (JAX: jnp.add(device_array, numpy_array) runs on the device)
+    x = funcgrad.device_put(np.array([1.0, 2.0, 3.0]), "strict")
+    y = fnp.add(x, np.array([10.0, 20.0, 30.0]))
+    assert isinstance(y, StrictArray)
+    assert funcgrad.to_numpy(y).tolist() == [11.0, 22.0, 33.0]
+    jaxpr = funcgrad.make_jaxpr(lambda a, b: a * b)(x, np.ones(3))
+    assert "device_put" in str(jaxpr)  # the host operand's move is part of the program
+    assert jaxpr.out_avals[0].device == "strict"
 
 
-def test_mixing_devices_under_tracing_names_both() -> None:
+def test_host_operands_follow_device_operands_under_transformations() -> None:
+    x = funcgrad.device_put(np.array([1.0, 2.0]), "strict")
+    h = np.array([3.0, 4.0])
+    for fn in (funcgrad.jit(lambda a, b: a * b), fnp.multiply):
+        out = fn(x, h)
+        assert isinstance(out, StrictArray) and funcgrad.to_numpy(out).tolist() == [3.0, 8.0]
+    # a closed-over NumPy constant in a jitted function of device arrays (JAX: fine)
+    out = funcgrad.jit(lambda a: a + np.array([1.0, 1.0]))(x)
+    assert funcgrad.to_numpy(out).tolist() == [2.0, 3.0]
+    # gradients come back where their inputs live: the host input's through device_put
+    gx, gh = funcgrad.grad(lambda a, b: (a * b).sum(), argnums=(0, 1))(x, h)
+    assert isinstance(gx, StrictArray) and funcgrad.to_numpy(gx).tolist() == [3.0, 4.0]
+    assert type(gh) is np.ndarray and gh.tolist() == [1.0, 2.0]
+    gh = funcgrad.jit(funcgrad.grad(lambda b, a: (a * b * b).sum()))(h, x)
+    assert type(gh) is np.ndarray and gh.tolist() == [6.0, 16.0]
+    out = funcgrad.vmap(lambda a, b: a * b)(x, h)
+    assert funcgrad.to_numpy(out).tolist() == [3.0, 8.0]
+
+
+def test_implicit_host_to_device_transfer_obeys_the_transfer_guard() -> None:
     x = funcgrad.device_put(np.ones(3), "strict")
-    with pytest.raises(funcgrad.DeviceMismatchError):
-        funcgrad.make_jaxpr(lambda a, b: a * b)(x, np.ones(3))
+    with funcgrad.transfer_guard("disallow"):
+        with pytest.raises(RuntimeError, match="Disallowed host-to-device transfer"):
+            fnp.add(x, np.ones(3))
+        assert isinstance(fnp.add(x, 1.0), StrictArray)  # a Python scalar is no transfer
+    with funcgrad.transfer_guard_host_to_device("disallow_explicit"):
+        with pytest.raises(RuntimeError, match="'strict'"):
+            funcgrad.jit(lambda a, b: a * b)(x, np.ones(3))
 
 
 def test_default_device_context() -> None:
@@ -90,6 +119,17 @@ def test_host_arrays_compute_on_host_whatever_the_default_device() -> None:
     with funcgrad.default_device("strict"):
         y = fnp.sin(np.ones(2)) * 2.0
         assert type(y) is np.ndarray
+
+
+def test_library_constants_on_the_default_device_meet_host_inputs() -> None:
+    # funcgrad functions given only NumPy inputs make their constants on the default device;
+    # the host inputs follow them there (reported: lfilter_zi raised DeviceMismatchError)
+    from funcgrad.scipy import signal
+
+    with funcgrad.default_device("strict"):
+        zi = signal.lfilter_zi(np.array([0.2, 0.3]), np.array([1.0, -0.5]))
+    # SciPy: scipy.signal.lfilter_zi([0.2, 0.3], [1.0, -0.5])
+    np.testing.assert_allclose(funcgrad.to_numpy(zi), [0.8], rtol=1e-14)
 
 
 def test_unknown_device_is_an_error() -> None:

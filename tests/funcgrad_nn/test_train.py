@@ -404,7 +404,7 @@ def test_host_batches_follow_the_model_to_its_device():
     history = trainer.fit(loader, epochs=2, val_loader=loader)
     assert history["loss"][-1] < history["loss"][0]
     assert "strict" in type(next(iter(model.parameters()))).__module__
-    # an explicit device wins over the model's
+    # an explicit device that is not the model's is a clear error
     with pytest.raises(Exception, match="different devices"):
         Trainer(model, nn.CrossEntropyLoss(), nn.optim.SGD(model.parameters(), lr=0.1),
                 progress=False, device="cpu").fit(loader, epochs=1)
