@@ -114,8 +114,20 @@ class Primitive:
         self.abstract_eval = rule
         return rule
 
-    def bind(self, *args: Any, **params: Any) -> list[Any]:
-        return _trace_var.get().process_primitive(self, args, params)
+    def bind(self, *args: Any, **params: Any) -> Any:
+        """Apply the primitive on the current trace, as JAX's ``Primitive.bind``: the one
+        output of a single-result primitive, the list of outputs when ``multiple_results``
+        (:func:`bind` always returns the list).
+
+        Example:
+            >>> p = Primitive("my_triple")
+            >>> _ = p.def_impl(lambda x: [x * 3])
+            >>> _ = p.def_abstract_eval(lambda a: [a])
+            >>> p.bind(2.0)
+            array(6.)
+        """
+        outs = _trace_var.get().process_primitive(self, args, params)
+        return outs if self.multiple_results else outs[0]
 
     def __repr__(self) -> str:
         return self.name

@@ -252,7 +252,7 @@ def _getitem(x: Any, idx: Any) -> Any:
                [5, 3]])
     """
     if type(idx) is int:  # the hot path: t[i]
-        return _ga.gather_p.bind(x, indexer=(idx,), mode="raise")[0]
+        return _ga.gather_p.bind(x, indexer=(idx,), mode="raise")
     scalar_bools = _scalar_bool_positions(idx)
     if scalar_bools:
         return _getitem_scalar_bools(x, idx, scalar_bools)

@@ -219,7 +219,7 @@ def _sum_unbatched(x: Any, n: int) -> Any:
 psum_p = make_primitive("psum", _reduce_impl("sum"), _reduce_abstract("psum"))
 deflinear(psum_p)
 deftranspose(psum_p, lambda ct, x, *, axis_name: [psum_p.bind(instantiate(ct),
-                                                              axis_name=axis_name)[0]])
+                                                              axis_name=axis_name)])
 batching.batch_rules[psum_p] = _reduce_other_axis(psum_p)
 batching.named_axis_batch_rules[psum_p] = _reduce_named(psum_p, _red.reduce_sum, _sum_unbatched)
 

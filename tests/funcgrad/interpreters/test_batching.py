@@ -105,11 +105,11 @@ def test_rules_get_the_dims_and_params():
 
     def rule(axis_size, vals, dims, *, k):
         seen.append((axis_size, list(dims), k))
-        return [p.bind(vals[0], k=k)[0]], [dims[0]]
+        return [p.bind(vals[0], k=k)], [dims[0]]
 
     batching.batch_rules[p] = rule
     try:
-        outs, dims = batch_flat(lambda v, c: [p.bind(v, k=3)[0]], [dev(rnd(2, 6)), 1.0], [1, None], 6)
+        outs, dims = batch_flat(lambda v, c: [p.bind(v, k=3)], [dev(rnd(2, 6)), 1.0], [1, None], 6)
         assert seen == [(6, [1], 3)] and dims == [1]
     finally:
         del batching.batch_rules[p]
@@ -122,9 +122,9 @@ def test_missing_rule_names_the_primitive():
     p.def_abstract_eval(lambda a: [a])
     try:
         with pytest.raises(MissingRuleError, match="test_batching_norule"):
-            funcgrad.vmap(lambda v: p.bind(v)[0])(dev(rnd(3)))
+            funcgrad.vmap(lambda v: p.bind(v))(dev(rnd(3)))
         # Unbatched operands never need the rule.
-        out = funcgrad.vmap(lambda v: ew.mul(v, p.bind(2.0)[0]))(dev(rnd(3)))
+        out = funcgrad.vmap(lambda v: ew.mul(v, p.bind(2.0)))(dev(rnd(3)))
         assert host(out).shape == (3,)
     finally:
         primitive_registry.remove(p)
@@ -221,7 +221,7 @@ def test_errors_from_a_rule_say_which_primitive_was_batched():
     batching.batch_rules[p] = rule
     try:
         with pytest.raises(ValueError, match="boom") as info:
-            funcgrad.vmap(lambda v: p.bind(v)[0], in_axes=1)(dev(rnd(2, 3)))
+            funcgrad.vmap(lambda v: p.bind(v), in_axes=1)(dev(rnd(2, 3)))
         notes = " ".join(getattr(info.value, "__notes__", []))
         assert "test_batching_raises" in notes and "batch of 3" in notes and "[1]" in notes
     finally:
