@@ -199,8 +199,11 @@ class TapeTrace(Trace):
             else:
                 outs = prim.impl(*vals)  # type: ignore[misc]
         except Exception:
-            # The evaluation trace runs it again and reports the failure in its words.
-            return eval_trace.process_primitive(prim, vals, params)
+            # The general path runs it again: it moves host operands beside device ones
+            # (core.place_uncommitted) and records the node; a real failure is reported by the
+            # evaluation trace in its words. (Returning the evaluation trace's result here
+            # would drop the node: a silent zero gradient.)
+            return self._process(prim, args, params)
         if len(outs) == 1:
             o = outs[0]
             if type(o) is _nd:

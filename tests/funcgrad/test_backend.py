@@ -90,6 +90,11 @@ def test_host_operands_follow_device_operands_under_transformations() -> None:
     gx, gh = funcgrad.grad(lambda a, b: (a * b).sum(), argnums=(0, 1))(x, h)
     assert isinstance(gx, StrictArray) and funcgrad.to_numpy(gx).tolist() == [3.0, 4.0]
     assert type(gh) is np.ndarray and gh.tolist() == [1.0, 2.0]
+    # the eager tape's host fast path meeting a device value records the node (was: zeros)
+    gx = funcgrad.grad(lambda a: (a * h).sum())(x)
+    assert funcgrad.to_numpy(gx).tolist() == [3.0, 4.0]
+    gx = funcgrad.grad(lambda a: fnp.sum(h * a * a))(x)
+    assert funcgrad.to_numpy(gx).tolist() == [6.0, 16.0]
     gh = funcgrad.jit(funcgrad.grad(lambda b, a: (a * b * b).sum()))(h, x)
     assert type(gh) is np.ndarray and gh.tolist() == [6.0, 16.0]
     out = funcgrad.vmap(lambda a, b: a * b)(x, h)
