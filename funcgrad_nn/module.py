@@ -50,6 +50,7 @@ from funcgrad.backend import (
 from funcgrad.core import EvalTrace, current_trace, is_tracer
 from funcgrad.errors import ShapeError
 from funcgrad_nn import hooks as _hooks
+from funcgrad_nn._torch_idioms import add_torch_idiom_note
 from funcgrad_nn.hooks import _global as _global_module_hooks
 
 __all__ = ["BadInputError", "Buffer", "BufferUpdateLostWarning", "MetaArray", "Module", "Parameter", "ParameterIterator", "bad_input",
@@ -624,6 +625,11 @@ class Module:
             if "_autograd_hooks" in self.__dict__ or _global_module_hooks.get() is not None:
                 return _hooks.call_module(self, args, kwargs)
             return self._call(args, kwargs)
+        except Exception as e:
+            # a PyTorch tensor idiom in a ported forward (x.view, x.size(), dim=): say the
+            # funcgrad spelling under NumPy's message
+            add_torch_idiom_note(e)
+            raise
         finally:
             _CALL_STACK.reset(token)
 

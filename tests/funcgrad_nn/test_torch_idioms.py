@@ -1,0 +1,64 @@
+"""PyTorch tensor idioms in a ported ``forward`` (``x.permute``, ``x.view``, ``x.size()``,
+``dim=``, ...): the error NumPy (or funcgrad's traced values) raise gets a note with the
+funcgrad spelling, eagerly and under ``nn.jit``; other errors are left alone."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import funcgrad_nn as nn
+from funcgrad_nn._torch_idioms import TENSOR_METHODS
+from tests.helpers import DEVICE, dev
+
+
+class Apply(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.fn(self.lin(x))
+
+
+CASES = {
+    "permute": (lambda x: x.permute(0, 2, 1), "x.transpose(0, 2, 1)"),
+    "unsqueeze": (lambda x: x.unsqueeze(1), "fnp.expand_dims(x, d)"),
+    "masked_fill": (lambda x: x.masked_fill(x > 0, 0.0), "fnp.where(mask, value, x)"),
+    "to": (lambda x: x.to("cuda"), "funcgrad.device_put(x, device)"),
+    "size": (lambda x: x.size(-1), "x.shape[d]"),
+    "view": (lambda x: x.view(2, -1), "x.reshape(*shape)"),
+    "view_flat": (lambda x: x.view(-1), "x.reshape(*shape)"),
+    "transpose": (lambda x: x.transpose(1, 2), "fnp.swapaxes(x, d0, d1)"),
+    "dim_keyword": (lambda x: x.sum(dim=1), "axis= and keepdims="),
+    "keepdim_keyword": (lambda x: x.mean(1, keepdim=True), "axis= and keepdims="),
+    "flatten": (lambda x: x.flatten(1), "x.reshape(*x.shape[:start_dim], -1)"),
+    "repeat": (lambda x: x.repeat(1, 2, 1), "fnp.tile(x, sizes)"),
+    "squeeze": (lambda x: x.squeeze(1), "x.squeeze(d) if x.shape[d] == 1 else x"),
+}
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_note_names_the_funcgrad_spelling(case, jit):
+    fn, fix = CASES[case]
+    m = Apply(fn).to(DEVICE)
+    x = dev(np.ones((2, 3, 4), np.float32))
+    with pytest.raises(Exception) as info:  # NumPy's own error type, unchanged
+        nn.jit(lambda m, x: m(x))(m, x) if jit else m(x)
+    notes = getattr(info.value, "__notes__", [])
+    if not hasattr(info.value, "add_note"):  # Python 3.10: no notes
+        return
+    assert len(notes) == 1 and fix in notes[0], notes  # once, though two modules saw it
+
+
+def test_other_errors_get_no_note():
+    m = Apply(lambda x: x.no_such_method()).to(DEVICE)
+    with pytest.raises(AttributeError) as info:
+        m(dev(np.ones((2, 4), np.float32)))
+    assert not getattr(info.value, "__notes__", [])
+
+
+def test_every_method_note_is_a_spelling():
+    assert all(isinstance(v, str) and v for v in TENSOR_METHODS.values())
