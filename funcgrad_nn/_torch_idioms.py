@@ -72,9 +72,10 @@ TENSOR_METHODS: dict[str, str] = {
     "new_full": "fnp.full(shape, value, x.dtype)",
     "new_tensor": "fnp.asarray(data, x.dtype)",
     "repeat_interleave": "fnp.repeat(x, k, axis=d)",
-    "requires_grad": "nothing on the array: freeze parameters with module.requires_grad_(False) "
-                     "or nn.Parameter(a, requires_grad=False); model.parameters() yields only "
-                     "the trainable ones",
+    "requires_grad": "nothing: parameters are plain arrays without the flag. "
+                     "model.parameters() already yields only the trainable ones (drop a "
+                     "filter on p.requires_grad); freeze with module.requires_grad_(False) or "
+                     "module.w = nn.Parameter(module.w, requires_grad=False)",
     "requires_grad_": "module.requires_grad_(False) (arrays carry no flag)",
     "grad": "the gradients nn.grad returns (arrays have no .grad)",
 }

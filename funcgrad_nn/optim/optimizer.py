@@ -25,6 +25,7 @@ import funcgrad
 from funcgrad import tree_util
 from funcgrad.backend import device_of, device_put, is_array, is_writeable, to_numpy, xp_for
 from funcgrad.core import is_tracer
+from funcgrad_nn._torch_idioms import add_torch_idiom_note
 from funcgrad_nn.module import _LIVE_MODULES, Module
 from funcgrad_nn.optim import _torch_transform as T
 from funcgrad_nn.optim._transform import (
@@ -112,6 +113,17 @@ def _with_hooks(step: Callable[..., Any]) -> Callable[..., Any]:
 _NOT_HYPERPARAMETERS = ("params", "param_names")
 
 
+def _listed(params: Iterable[Any]) -> list[Any]:
+    """``list(params)``; an error raised while iterating (PyTorch's ``filter(lambda p:
+    p.requires_grad, model.parameters())`` on plain arrays) gets the note naming the
+    funcgrad way."""
+    try:
+        return list(params)
+    except Exception as e:
+        add_torch_idiom_note(e)
+        raise
+
+
 class Optimizer:
     """Base class: parameter groups, per-parameter state, hooks, ``state_dict``.
 
@@ -167,7 +179,7 @@ class Optimizer:
                 raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
         sources = getattr(params, "sources", None)
         keys = list(params.mapping) if isinstance(params, _DICT_VALUES) else None
-        param_groups = list(params)
+        param_groups = _listed(params)
         if len(param_groups) == 0:
             raise ValueError("optimizer got an empty parameter list")
         if not isinstance(param_groups[0], dict):
@@ -233,7 +245,7 @@ class Optimizer:
         else:
             it_sources = getattr(params, "sources", None)
             root = getattr(params, "root", None)
-            params = list(params)
+            params = _listed(params)
             sources = (list(it_sources[-len(params):]) if it_sources is not None and params
                        else [None] * len(params))
         names = _param_names(params)

@@ -9,7 +9,7 @@ import pytest
 
 import funcgrad_nn as nn
 from funcgrad_nn._torch_idioms import TENSOR_METHODS
-from tests.helpers import DEVICE, dev
+from tests.helpers import DEVICE, dev, host
 
 
 class Apply(nn.Module):
@@ -62,3 +62,24 @@ def test_other_errors_get_no_note():
 
 def test_every_method_note_is_a_spelling():
     assert all(isinstance(v, str) and v for v in TENSOR_METHODS.values())
+
+
+@pytest.mark.parametrize("grouped", [False, True])
+def test_optimizer_over_a_requires_grad_filter_names_the_freezing_api(grouped):
+    model = nn.Linear(2, 2)
+    params = filter(lambda p: p.requires_grad, model.parameters())
+    with pytest.raises(AttributeError) as info:
+        nn.optim.SGD([{"params": params}] if grouped else params, lr=0.1)
+    if hasattr(info.value, "add_note"):
+        assert "requires_grad_(False)" in info.value.__notes__[0]
+
+
+def test_freezing_after_building_the_optimizer_does_not_train_frozen_weights():
+    model = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 1)).to(DEVICE)
+    opt = nn.optim.AdamW(model.parameters(), lr=0.1, weight_decay=0.5)
+    before = np.array(host(model[0].weight))
+    model[0].requires_grad_(False)
+    grads = nn.grad(lambda m: m(dev(np.ones((3, 2), np.float32))).sum())(model)
+    assert grads[0].weight is None
+    opt.step(grads)  # no update, and no weight decay, for the frozen layer (PyTorch's)
+    np.testing.assert_array_equal(host(model[0].weight), before)
