@@ -22,12 +22,16 @@ from funcgrad_nn.optim._moments import (
     update_moment,
     update_moment_per_elem_norm,
 )
+from funcgrad_nn.optim._state_utils import tree_get as get
+from funcgrad_nn.optim._state_utils import tree_get_all_with_path as get_all_with_path
+from funcgrad_nn.optim._state_utils import tree_map_params as map_params
+from funcgrad_nn.optim._state_utils import tree_set as set  # noqa: A004 (optax.tree.set)
 from funcgrad_nn.optim._transform import _cast as cast
 
 __all__ = ["add", "sub", "mul", "div", "scale", "add_scale", "vdot", "sum", "max", "min",
            "size", "norm", "zeros_like", "ones_like", "full_like", "where", "clip", "cast",
            "conj", "real", "bias_correction", "update_moment", "update_moment_per_elem_norm",
-           "update_infinity_moment"]
+           "update_infinity_moment", "get", "set", "get_all_with_path", "map_params"]
 
 _builtin_sum = sum
 

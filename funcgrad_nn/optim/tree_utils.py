@@ -1,5 +1,7 @@
 """optax.tree_utils' names: :mod:`funcgrad_nn.optim.tree`'s functions with the ``tree_``
-prefix (``tree_l1_norm``, ``tree_l2_norm`` and ``tree_linf_norm`` are its norms).
+prefix (``tree_l1_norm``, ``tree_l2_norm`` and ``tree_linf_norm`` are its norms), and
+optax's state utilities ``tree_get``, ``tree_set``, ``tree_get_all_with_path``,
+``tree_map_params`` (reading and editing optimizer states by field name).
 
 >>> import numpy as np
 >>> from funcgrad_nn.optim import tree_utils
@@ -12,6 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from funcgrad_nn.optim import tree as _tree
+from funcgrad_nn.optim._state_utils import NamedTupleKey as NamedTupleKey
+from funcgrad_nn.optim._state_utils import tree_get as tree_get
+from funcgrad_nn.optim._state_utils import tree_get_all_with_path as tree_get_all_with_path
+from funcgrad_nn.optim._state_utils import tree_map_params as tree_map_params
+from funcgrad_nn.optim._state_utils import tree_set as tree_set
 
 tree_add = _tree.add
 tree_sub = _tree.sub
@@ -69,4 +76,4 @@ def tree_linf_norm(tree: Any) -> Any:
     return _tree.norm(tree, ord="inf")
 
 
-__all__ = [n for n in dir() if n.startswith("tree_")]
+__all__ = [n for n in dir() if n.startswith("tree_")] + ["NamedTupleKey"]

@@ -41,3 +41,49 @@ def test_complex_vdot_conjugates_the_first():
     x = dev([np.array([1.0 + 1.0j])])
     assert complex(host(tree.vdot(x, x))) == 2.0
     assert float(host(tree.norm(x, squared=True))) == 2.0
+
+
+def _injected_state():
+    from funcgrad_nn import optim
+    params = dev({"w": np.ones(2), "b": np.zeros(1)})
+    opt = optim.chain(optim.clip_by_global_norm(1.0),
+                      optim.inject_hyperparams(optim.adamw)(learning_rate=0.1, weight_decay=1e-2))
+    return opt, params, opt.init(params)
+
+
+def test_state_utils_find_fields_as_optax():
+    from funcgrad import tree_util
+    opt, params, state = _injected_state()
+    # paths and values as optax 0.2.8's tree_utils give them for the same chain
+    assert [tree_util.keystr(p) for p, _ in tree_utils.tree_get_all_with_path(state, "count")] == [
+        "[1]InjectStatefulHyperparamsState.count",
+        "[1]InjectStatefulHyperparamsState.inner_state[0]ScaleByAdamState.count"]
+    assert [tree_util.keystr(p) for p, _ in
+            tree_utils.tree_get_all_with_path(state, "learning_rate")] == [
+        "[1]InjectStatefulHyperparamsState.hyperparams['learning_rate']"]
+    assert float(host(tree_utils.tree_get(state, "learning_rate"))) == 0.1
+    with pytest.raises(KeyError, match="multiple values for 'count'"):
+        tree_utils.tree_get(state, "count")
+    assert tree_utils.tree_get(state, "nothing", default="d") == "d"
+    outer = tree_utils.tree_get(state, "count",
+                                filtering=lambda p, v: p[-1].tuple_name.startswith("Inject"))
+    assert int(host(outer)) == 0
+    assert type(tree_utils.tree_get(state, "ScaleByAdamState")).__name__ == "ScaleByAdamState"
+    assert tree.get is tree_utils.tree_get
+
+
+def test_state_utils_set_and_map_params_as_optax():
+    from funcgrad import tree_util
+    opt, params, state = _injected_state()
+    state = tree_utils.tree_set(state, learning_rate=np.asarray(0.5))
+    assert float(host(tree_utils.tree_get(state, "learning_rate"))) == 0.5
+    updates, _ = opt.update(dev({"w": np.ones(2), "b": np.ones(1)}), state, params)
+    assert_allclose(host(updates["w"]), np.array([-0.50499999, -0.50499999]), rtol=1e-7)  # optax's
+    with pytest.raises(KeyError, match="no values matching 'nonexistent'"):
+        tree_utils.tree_set(state, nonexistent=1)
+    specs = tree_utils.tree_map_params(opt, lambda p: p.shape, state,
+                                       transform_non_params=lambda _: None)
+    shapes = tree_util.tree_leaves(specs, is_leaf=lambda x: isinstance(x, tuple) and all(
+        isinstance(i, int) for i in x))
+    assert [s if type(s) is tuple else type(s).__name__ for s in shapes] == [
+        "EmptyState", (1,), (2,), (1,), (2,), "EmptyState", "EmptyState"]
