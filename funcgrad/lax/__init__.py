@@ -128,7 +128,6 @@ from funcgrad.lax._reductions import (
     DotAlgorithmPreset,
     DotDimensionNumbers,
     Precision,
-    PrecisionLike,
     RaggedDotDimensionNumbers,
     approx_max_k,
     approx_min_k,
@@ -208,6 +207,7 @@ from funcgrad.lax._slicing import (
     scatter_sub,
 )
 from funcgrad.lax._windows import reduce_window, reduce_window_shape_tuple
+from funcgrad.numpy._dot_precision import PrecisionLike
 from funcgrad.ops.collectives import (
     all_gather,
     all_to_all,

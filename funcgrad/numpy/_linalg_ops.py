@@ -21,6 +21,7 @@ from funcgrad.backend import device_of, device_put, get_default_device, xp_for_d
 from funcgrad.core import Tracer, bind1
 from funcgrad.errors import AxisError, ShapeError
 from funcgrad.numpy._creation import with_out_sharding
+from funcgrad.numpy._dot_precision import algorithm_operands
 from funcgrad.ops import gather as _ga
 from funcgrad.ops import indexing as _ix
 from funcgrad.ops.linalg import dot_general, dot_general_p
@@ -102,6 +103,21 @@ def _pet_operands(pet: Any, *ops: Any) -> list[Any]:
     common = numpy.promote_types(dt, numpy.dtype(pet))
     return [o if _aval(o).dtype == common else _ew.convert_element_type(o, common)
             for o in ops]
+
+
+def _precise(fname: str, precision: Any, pet: Any, call: Any, *ops: Any) -> Any:
+    """``call(*ops, pet)`` under JAX's ``precision=``: checked (a clear error for anything
+    JAX does not take); a dot algorithm (``lax.DotAlgorithmPreset`` or its name,
+    ``lax.DotAlgorithm``) rounds the operands to its storage types and sums in its
+    accumulation type, the result in the dtype the contraction gives without it, as
+    ``lax.dot_general`` does. ``Precision`` values change nothing (full precision)."""
+    ops = tuple(_arrs(*ops))
+    out_dt = (numpy.dtype(pet) if pet is not None
+              else numpy.result_type(*(_aval(o).dtype for o in ops)))
+    rounded, after = algorithm_operands(f"numpy.{fname}", precision, ops, out_dt)
+    if after is None:
+        return call(*ops, pet)
+    return _ew.convert_element_type(call(*rounded, None), after)
 
 
 def _pet_result(out: Any, pet: Any) -> Any:
@@ -186,9 +202,11 @@ def matmul(a: Any, b: Any, out: Any = None, *, dtype: Any = None, casting: str =
     """Matrix product with NumPy's rules: stacks of matrices broadcast, 1-D operands are
     promoted to a row/column and the added axis removed.
 
-    ``precision`` (JAX's) is accepted: funcgrad always computes in the full precision of the
-    dtype; ``preferred_element_type`` (JAX's) is the result dtype, the products accumulating
-    in it. NumPy's gufunc keywords: ``dtype`` (the loop's dtype, operands cast to it under
+    ``precision`` (JAX's) takes every form ``lax.dot_general`` does: ``lax.Precision`` values
+    and names change nothing (funcgrad computes in the dtype's full precision); a dot
+    algorithm (``lax.DotAlgorithmPreset``, its name, or ``lax.DotAlgorithm``) is honoured,
+    the operands rounded to its types; anything else is a ``ValueError``.
+    ``preferred_element_type`` (JAX's) is the result dtype, the products accumulating in it. NumPy's gufunc keywords: ``dtype`` (the loop's dtype, operands cast to it under
     ``casting``), ``axes`` (the matrix axes of each operand and of the result); ``order``
     and ``subok`` are accepted.
 
@@ -197,8 +215,12 @@ def matmul(a: Any, b: Any, out: Any = None, *, dtype: Any = None, casting: str =
         >>> fnp.matmul(np.ones((2, 3)), np.ones(3))
         array([3., 3.])
     """
+    if precision is not None:
+        return _precise("matmul", precision, preferred_element_type, lambda x, y, pet: matmul(
+            x, y, out, dtype=dtype, casting=casting, axes=axes, preferred_element_type=pet),
+            a, b)
     if out is not None or dtype is not None or axes is not None:
-        return _matmul_options(a, b, out, dtype, casting, axes, precision,
+        return _matmul_options(a, b, out, dtype, casting, axes, None,
                                preferred_element_type)
     if preferred_element_type is not None:
         a, b = _pet_operands(preferred_element_type, *_arrs(a, b))
@@ -257,6 +279,9 @@ def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = 
         >>> float(fnp.dot(np.array([1.0, 2.0]), np.array([3.0, 4.0])))
         11.0
     """
+    if precision is not None:
+        return _precise("dot", precision, preferred_element_type,
+                        lambda x, y, pet: dot(x, y, preferred_element_type=pet), a, b)
     if preferred_element_type is not None:
         a, b = _pet_operands(preferred_element_type, *_arrs(a, b))
         return _pet_result(_dot(a, b), preferred_element_type)
@@ -283,6 +308,9 @@ def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any =
         >>> complex(fnp.vdot(np.array([1j, 2.0]), np.array([1j, 1.0])))
         (3+0j)
     """
+    if precision is not None:
+        return _precise("vdot", precision, preferred_element_type,
+                        lambda x, y, pet: vdot(x, y, preferred_element_type=pet), a, b)
     if preferred_element_type is not None:
         a, b = _pet_operands(preferred_element_type, *_arrs(a, b))
         return _pet_result(_vdot(a, b), preferred_element_type)
@@ -309,6 +337,9 @@ def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any 
         >>> fnp.inner(np.ones((2, 3)), np.ones((4, 3))).shape
         (2, 4)
     """
+    if precision is not None:
+        return _precise("inner", precision, preferred_element_type,
+                        lambda x, y, pet: inner(x, y, preferred_element_type=pet), a, b)
     if preferred_element_type is not None:
         a, b = _pet_operands(preferred_element_type, *_arrs(a, b))
         return _pet_result(_inner(a, b), preferred_element_type)
@@ -354,6 +385,9 @@ def tensordot(a: Any, b: Any, axes: Any = 2, *, precision: Any = None,
         >>> fnp.tensordot(np.ones((2, 3)), np.ones((3, 2)), axes=([0], [1])).shape
         (3, 3)
     """
+    if precision is not None:
+        return _precise("tensordot", precision, preferred_element_type,
+                        lambda x, y, pet: tensordot(x, y, axes, preferred_element_type=pet), a, b)
     if preferred_element_type is not None:
         a, b = _pet_operands(preferred_element_type, *_arrs(a, b))
         return _pet_result(_tensordot(a, b, axes), preferred_element_type)
@@ -582,6 +616,9 @@ def einsum(*operands: Any, out: Any = None, optimize: Any = False, dtype: Any = 
                     f"dtype={dt} according to the rule {casting!r} (pass casting='unsafe')"
                 )
         ops = [_ew.convert_element_type(o, dt) for o in ops]
+    if precision is not None:  # after the loop's dtype: the algorithm rounds from there
+        return _precise("einsum", precision, preferred_element_type, lambda *xs: einsum(
+            spec, *xs[:-1], preferred_element_type=xs[-1]), *ops)
     if preferred_element_type is not None:
         ops = _pet_operands(preferred_element_type, *ops)
     spec = spec.replace(" ", "")

@@ -609,8 +609,8 @@ def _chain_order(dims: list[int]) -> list[list[int]]:
 
 def multi_dot(arrays: Sequence[Any], *, out: Any = None, precision: Any = None) -> Any:
     """Product of two or more matrices in the cheapest order; the first argument may be a
-    row vector and the last a column vector (1-D), as in NumPy. JAX's ``precision`` is
-    accepted (funcgrad computes in the dtype's full precision).
+    row vector and the last a column vector (1-D), as in NumPy. JAX's ``precision`` as in
+    ``funcgrad.numpy.matmul``.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
@@ -622,6 +622,9 @@ def multi_dot(arrays: Sequence[Any], *, out: Any = None, precision: Any = None) 
     arrays = list(arrays)
     if len(arrays) < 2:
         raise ValueError("multi_dot: expecting at least two arrays.")
+    if precision is not None:
+        return _fl._precise("linalg.multi_dot", precision, None,
+                            lambda *xs: multi_dot(list(xs[:-1])), *arrays)
     arrays = _fl._arrs(*arrays)
     if len(arrays) == 2:
         return _fl.dot(arrays[0], arrays[1])
@@ -1084,6 +1087,10 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None,
         >>> fnp.linalg.vecdot(np.ones((2, 3)), np.array([1.0, 2.0, 3.0]))
         array([6., 6.])
     """
+    if precision is not None:
+        return _fl._precise("linalg.vecdot", precision, preferred_element_type,
+                            lambda a, b, pet: vecdot(a, b, axis=axis, preferred_element_type=pet),
+                            x1, x2)
     x1, x2 = _fl._pet_operands(preferred_element_type, *_fl._arrs(x1, x2))
     dt = numpy.result_type(get_aval(x1).dtype, get_aval(x2).dtype)
     a1, a2 = get_aval(x1), get_aval(x2)

@@ -334,3 +334,45 @@ def test_numpy_dtype_promotion_strict_in_where_and_joins() -> None:
         assert host(fnp.concatenate([f32, f32])).dtype == np.float32
         assert host(fnp.concatenate([f32, f64], dtype=np.float64)).dtype == np.float64
     assert host(fnp.where(c, f32, f64)).dtype == np.float64
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a, b, **k: fnp.matmul(a, b, **k),
+    lambda a, b, **k: fnp.dot(a, b, **k),
+    lambda a, b, **k: fnp.einsum("i,i", a, b, **k),
+    lambda a, b, **k: fnp.tensordot(a, b, 1, **k),
+    lambda a, b, **k: fnp.inner(a, b, **k),
+    lambda a, b, **k: fnp.vdot(a, b, **k),
+    lambda a, b, **k: fnp.vecdot(a, b, **k),
+    lambda a, b, **k: fnp.linalg.multi_dot([a, fnp.eye(2), b], **k),
+    lambda a, b, **k: funcgrad.jit(lambda x, y: fnp.matmul(x, y, **k))(a, b),
+])
+def test_precision_takes_every_jax_form_and_honours_dot_algorithms(fn) -> None:
+    # JAX 0.10.2 (x64, CPU): precision names and Precision values compute in full
+    # precision; the F32_F32_F32 algorithm rounds float64 operands to float32 first
+    # (2.0000009536743164); a name JAX does not know is a ValueError.
+    from funcgrad import lax
+
+    x, y = dev(np.array([1 + 2.0**-20, 1 + 2.0**-40])), dev(np.ones(2))
+    full = 2.0 + 2.0**-20 + 2.0**-40
+    for prec in ("highest", "bfloat16", lax.Precision.HIGH, ("high", "default"),
+                 (lax.Precision.HIGHEST, lax.Precision.DEFAULT), "DEFAULT"):
+        assert float(host(fn(x, y, precision=prec))) == full
+    for prec in ("F32_F32_F32", lax.DotAlgorithmPreset.F32_F32_F32,
+                 lax.DotAlgorithm(np.float32, np.float32, np.float32)):
+        got = host(fn(x, y, precision=prec))
+        assert float(got) == 2.0000009536743164 and got.dtype == np.float64
+    with pytest.raises(ValueError, match="precision must be"):
+        fn(x, y, precision="fp32")
+
+
+def test_precision_enum_as_jax() -> None:
+    from funcgrad import lax
+
+    P = lax.Precision
+    assert [P(n) for n in ("highest", "float32", "high", "bfloat16_3x", "tensorfloat32",
+                           "default", "bfloat16", "fastest")] == [P.HIGHEST] * 2 + [P.HIGH] * 3 \
+        + [P.DEFAULT] * 3
+    assert (str(P.HIGHEST), repr(P.HIGH), P(2)) == ("HIGHEST", "Precision.HIGH", P.HIGHEST)
+    with pytest.raises(ValueError):
+        P("fp32")
