@@ -2,7 +2,8 @@
 classification with packed sequences, an LSTM tagger fed by a custom Dataset and
 ``collate_fn``, the EmbeddingBag text classifier, a distilled LM with tied embeddings and
 attention masks, a float64 CTC model, the nn.Transformer translation tutorial with greedy
-decoding, nanoGPT. ``fixtures/make_program_fixtures.py`` holds the PyTorch
+decoding, nanoGPT, seq2seq with Bahdanau attention over a bidirectional GRU (lengths
+under jit, per-step teacher forcing). ``fixtures/make_program_fixtures.py`` holds the PyTorch
 programs; the ports start from PyTorch's initial state dicts (see ``test_programs.py``).
 """
 
@@ -481,3 +482,72 @@ def test_nanogpt_with_tied_head_dimension_groups_and_greedy_generation():
             logits, _ = model(idx[:, -block:])
             idx = fnp.concatenate((idx, fnp.argmax(logits[:, -1, :], -1, keepdims=True)), axis=1)
     np.testing.assert_array_equal(host(idx), ref["generated"])
+
+
+class BahdanauSeq2Seq(nn.Module):
+    def __init__(self, n_src=13, n_tgt=11, e=6, h=8):
+        super().__init__()
+        self.src_emb = nn.Embedding(n_src, e, padding_idx=0)
+        self.encoder = nn.GRU(e, h, num_layers=2, bidirectional=True, batch_first=True)
+        self.bridge = nn.Linear(2 * h, h)
+        self.tgt_emb = nn.Embedding(n_tgt, e)
+        self.attn = nn.Linear(3 * h, h)
+        self.v = nn.Linear(h, 1, bias=False)
+        self.cell = nn.GRUCell(e + 2 * h, h)
+        self.out = nn.Linear(3 * h + e, n_tgt)
+
+    def encode(self, src, lengths):
+        # PyTorch packs the padded batch; under jit the lengths are traced, so the GRU takes
+        # them directly (outputs past a length are zeros, hidden is each sequence's last)
+        out, hidden = self.encoder(self.src_emb(src), lengths=lengths)
+        return out, fnp.tanh(self.bridge(fnp.concatenate((hidden[-2], hidden[-1]), 1)))
+
+    def decode_step(self, tok, hidden, enc, mask):
+        e = self.tgt_emb(tok)
+        h = fnp.tile(hidden[:, None, :], (1, enc.shape[1], 1))
+        scores = self.v(fnp.tanh(self.attn(fnp.concatenate((h, enc), 2)))).squeeze(2)
+        a = F.softmax(fnp.where(mask == 0, -1e10, scores), dim=1)
+        context = fnp.matmul(a[:, None, :], enc).squeeze(1)
+        hidden = self.cell(fnp.concatenate((e, context), 1), hidden)
+        return self.out(fnp.concatenate((hidden, context, e), 1)), hidden, a
+
+    def forward(self, src, lengths, tgt, forced):
+        enc, hidden = self.encode(src, lengths)
+        mask = src != 0
+        tok, outs, attns = tgt[:, 0], [], []
+        for t in range(1, tgt.shape[1]):
+            logits, hidden, a = self.decode_step(tok, hidden, enc, mask)
+            outs.append(logits)
+            attns.append(a)
+            tok = tgt[:, t] if forced[t] else logits.argmax(1)
+        return fnp.stack(outs, 1), fnp.stack(attns, 1)
+
+
+def test_bahdanau_attention_over_a_bidirectional_gru_with_lengths_under_jit():
+    init, final, ref = reference("bahdanau")
+    model = BahdanauSeq2Seq()
+    model.load_state_dict(init)
+    model.to(DEVICE)
+    src, lengths, tgt, forced = data("bahdanau")
+    src, lengths, tgt = dev((src, lengths, tgt))
+    optimizer = nn.optim.Adam(model.parameters(), lr=1e-2)
+    criterion = nn.CrossEntropyLoss(ignore_index=0)
+
+    def loss_fn(m, src, lengths, tgt, forced):
+        logits, _ = m(src, lengths, tgt, forced)
+        return criterion(logits.reshape(-1, logits.shape[-1]), tgt[:, 1:].reshape(-1))
+
+    # the teacher-forcing pattern is Python control flow: static, one trace per pattern
+    step = nn.jit(nn.value_and_grad(loss_fn), static_argnames="forced")
+    losses, norms = [], []
+    for i in range(4):
+        loss, grads = step(model, src, lengths, tgt, forced=tuple(bool(f) for f in forced[i]))
+        norms.append(float(nn.utils.clip_grad_norm_(grads, 1.0)))
+        optimizer.step(grads)
+        losses.append(float(loss))
+    close(losses, ref["losses"])
+    close(norms, ref["norms"])
+    check_state(model, final)
+    with nn.autograd.no_grad():
+        _, attentions = model(src, lengths, tgt, [False] * 6)
+    close(attentions, ref["attentions"])
