@@ -2,9 +2,10 @@
 
 The discrete cosine and sine transforms ``dct``, ``idct``, ``dctn``, ``idctn``, ``dst``,
 ``idst``, ``dstn``, ``idstn`` (types 1-4, ``norm`` ``"backward"``/``"ortho"``/``"forward"``,
-``orthogonalize``): each 1-D transform is a product with the transform's real ``(n, n)``
-matrix, so it is linear: differentiable to any order, ``jit``/``vmap``-able, float32 stays
-float32, complex inputs transform their real and imaginary parts.
+``orthogonalize``): up to 64 points each 1-D transform is a product with the transform's
+real ``(n, n)`` matrix, beyond that one FFT of about ``2 n`` points (``O(n log n)``). Linear
+either way: differentiable to any order, ``jit``/``vmap``-able, float32 stays float32,
+complex inputs transform their real and imaginary parts.
 
 The Fourier transforms (``fft`` ... ``irfftn``, and SciPy's ``hfft2``, ``hfftn``,
 ``ihfft2``, ``ihfftn``) are :mod:`funcgrad.numpy.fft`'s with SciPy's signatures
@@ -64,71 +65,51 @@ def _sinpi(num: numpy.ndarray, den: int) -> numpy.ndarray:
     return _cospi(2 * num - den, 2 * den)
 
 
-def _dct_core(kind: int, n: int, orthogonalize: bool
-              ) -> tuple[numpy.ndarray, float, numpy.ndarray, numpy.ndarray]:
-    """SciPy's unnormalised DCT matrix of ``kind``, its scale ``N`` and the orthogonalising
-    input/output weights."""
+def _dct_core(kind: int, n: int) -> numpy.ndarray:
+    """SciPy's unnormalised DCT matrix of ``kind`` (its docstring's formulas)."""
     k = numpy.arange(n)[:, None]
     j = numpy.arange(n)[None, :]
-    d_in, d_out = numpy.ones(n), numpy.ones(n)
     if kind == 1:
-        if n < 2:
-            raise ValueError(f"dct: type 1 needs at least 2 points, got {n}")
         c = numpy.full(n, 2.0)
         c[[0, -1]] = 1.0
-        m = c[None, :] * _cospi(k * j, n - 1)
-        scale_n = 2.0 * (n - 1)
-        if orthogonalize:
-            d_in[[0, -1]] = numpy.sqrt(2.0)
-            d_out[[0, -1]] = 1.0 / numpy.sqrt(2.0)
-    elif kind == 2:
-        m = 2.0 * _cospi(k * (2 * j + 1), 2 * n)
-        scale_n = 2.0 * n
-        if orthogonalize:
-            d_out[0] = 1.0 / numpy.sqrt(2.0)
-    elif kind == 3:
+        return c[None, :] * _cospi(k * j, n - 1)
+    if kind == 2:
+        return 2.0 * _cospi(k * (2 * j + 1), 2 * n)
+    if kind == 3:
         c = numpy.full(n, 2.0)
         c[0] = 1.0
-        m = c[None, :] * _cospi((2 * k + 1) * j, 2 * n)
-        scale_n = 2.0 * n
-        if orthogonalize:
-            d_in[0] = numpy.sqrt(2.0)
-    else:
-        m = 2.0 * _cospi((2 * k + 1) * (2 * j + 1), 4 * n)
-        scale_n = 2.0 * n
-    return m, scale_n, d_in, d_out
+        return c[None, :] * _cospi((2 * k + 1) * j, 2 * n)
+    return 2.0 * _cospi((2 * k + 1) * (2 * j + 1), 4 * n)
 
 
-def _dst_core(kind: int, n: int, orthogonalize: bool
-              ) -> tuple[numpy.ndarray, float, numpy.ndarray, numpy.ndarray]:
-    """SciPy's unnormalised DST matrix of ``kind`` (its docstring's formulas), its scale and
-    the orthogonalising weights (type 2: the last output over sqrt(2); type 3: the last input
-    times sqrt(2); types 1 and 4 are orthogonal as they are)."""
+def _dst_core(kind: int, n: int) -> numpy.ndarray:
+    """SciPy's unnormalised DST matrix of ``kind`` (its docstring's formulas)."""
     k = numpy.arange(n)[:, None]
     j = numpy.arange(n)[None, :]
-    d_in, d_out = numpy.ones(n), numpy.ones(n)
     if kind == 1:
-        m = 2.0 * _sinpi((k + 1) * (j + 1), n + 1)
-        scale_n = 2.0 * (n + 1)
-    elif kind == 2:
-        m = 2.0 * _sinpi((k + 1) * (2 * j + 1), 2 * n)
-        scale_n = 2.0 * n
-        if orthogonalize:
-            d_out[-1] = 1.0 / numpy.sqrt(2.0)
-    elif kind == 3:
+        return 2.0 * _sinpi((k + 1) * (j + 1), n + 1)
+    if kind == 2:
+        return 2.0 * _sinpi((k + 1) * (2 * j + 1), 2 * n)
+    if kind == 3:
         c = numpy.full(n, 2.0)
         c[-1] = 1.0
-        m = c[None, :] * _sinpi((2 * k + 1) * (j + 1), 2 * n)
-        scale_n = 2.0 * n
-        if orthogonalize:
-            d_in[-1] = numpy.sqrt(2.0)
-    else:
-        m = 2.0 * _sinpi((2 * k + 1) * (2 * j + 1), 4 * n)
-        scale_n = 2.0 * n
-    return m, scale_n, d_in, d_out
+        return c[None, :] * _sinpi((2 * k + 1) * (j + 1), 2 * n)
+    return 2.0 * _sinpi((2 * k + 1) * (2 * j + 1), 4 * n)
 
 
 _CORES = {"dct": _dct_core, "dst": _dst_core}
+
+#: Up to this many points a transform is one product with its (cached) matrix, exact zeros
+#: included; above it, one FFT of about twice the length (O(n log n) time, O(n) memory: a
+#: matrix of 10^5 points would take 80 GB).
+_MATRIX_MAX = 64
+
+
+def _scale_n(family: str, kind: int, n: int) -> float:
+    """SciPy's ``N`` of each transform (the ``"forward"`` divisor, squared ``"ortho"`` one)."""
+    if kind == 1:
+        return 2.0 * (n - 1) if family == "dct" else 2.0 * (n + 1)
+    return 2.0 * n
 
 
 @functools.lru_cache(maxsize=256)
@@ -136,7 +117,9 @@ def _trig_matrix(family: str, kind: int, n: int, norm: str, orthogonalize: bool,
                  inverse: bool) -> numpy.ndarray:
     """The float64 matrix ``M`` with ``dct(x) = M @ x`` (``family="dct"``) or ``dst(x) = M @ x``
     (``"dst"``); the inverse transform's is its inverse."""
-    m, scale_n, d_in, d_out = _CORES[family](kind, n, orthogonalize)
+    m = _CORES[family](kind, n)
+    scale_n = _scale_n(family, kind, n)
+    d_in, d_out = _weights(family, kind, n, orthogonalize)
     m = d_out[:, None] * m * d_in[None, :]
     if norm == "ortho":
         m = numpy.sqrt(1.0 / scale_n) * m
@@ -148,6 +131,97 @@ def _trig_matrix(family: str, kind: int, n: int, norm: str, orthogonalize: bool,
     # Entries that are exactly zero come out of the inversion as rounding noise.
     inv[numpy.abs(inv) < 1e-14 * numpy.abs(inv).max()] = 0.0
     return inv
+
+
+@functools.lru_cache(maxsize=64)
+def _fft_plan(family: str, kind: int, n: int) -> tuple[int, int, numpy.ndarray, int,
+                                                       numpy.ndarray, bool]:
+    """SciPy's unnormalised transform of ``kind`` as ``part(post * FFT_L(pre * x)[o:o + n])``
+    with ``x`` placed at offset ``i`` of the length-``L`` input: ``(L, i, pre, o, post,
+    imag)``, ``part`` the real part, or minus the imaginary part when ``imag`` (the sines).
+    Each follows from ``cos t = Re e^{-it}``, ``sin t = -Im e^{-it}`` and its definition."""
+    j = numpy.arange(n)
+    half = numpy.exp(-0.5j * numpy.pi * j / n)        # e^{-i pi j / (2n)}
+    if family == "dct":
+        if kind == 1:
+            c = numpy.full(n, 2.0)
+            c[[0, -1]] = 1.0
+            return 2 * (n - 1), 0, c, 0, numpy.ones(n), False
+        if kind == 2:
+            return 2 * n, 0, numpy.full(n, 2.0), 0, half, False
+        if kind == 3:
+            c = numpy.full(n, 2.0)
+            c[0] = 1.0
+            return 2 * n, 0, c * half, 0, numpy.ones(n), False
+        return 2 * n, 0, 2.0 * half, 0, numpy.exp(-0.25j * numpy.pi * (2 * j + 1) / n), False
+    if kind == 1:
+        return 2 * (n + 1), 1, numpy.full(n, 2.0), 1, numpy.ones(n), True
+    if kind == 2:
+        return 2 * n, 0, numpy.full(n, 2.0), 1, numpy.exp(-0.5j * numpy.pi * (j + 1) / n), True
+    if kind == 3:
+        c = numpy.full(n, 2.0)
+        c[-1] = 1.0
+        return 2 * n, 1, c * numpy.exp(-0.5j * numpy.pi * (j + 1) / n), 0, numpy.ones(n), True
+    return 2 * n, 0, 2.0 * half, 0, numpy.exp(-0.25j * numpy.pi * (2 * j + 1) / n), True
+
+
+#: the unnormalised transform whose multiple inverts each kind (DCT-II and -III are each
+#: other's, types 1 and 4 their own): M_k^-1 = M_inverse[k] / N
+_INVERSE_KIND = {1: 1, 2: 3, 3: 2, 4: 4}
+
+
+def _trig_by_fft(family: str, kind: int, x: Any, norm: str, ortho: bool, inverse: bool) -> Any:
+    """The transform along the last axis of real ``x`` through one FFT: SciPy's unnormalised
+    transform between the orthogonalising weights and the ``norm`` scale (the inverse: the
+    inverting kind between the reciprocal weights, over ``N``)."""
+    n = get_aval(x).shape[-1]
+    scale_n = _scale_n(family, kind, n)
+    d_in, d_out = _weights(family, kind, n, ortho)
+    scale = {"backward": 1.0, "ortho": numpy.sqrt(1.0 / scale_n), "forward": 1.0 / scale_n}[norm]
+    if inverse:
+        kind = _INVERSE_KIND[kind]
+        w_in, w_out, scale = 1.0 / d_out, 1.0 / d_in, 1.0 / (scale * scale_n)
+    else:
+        w_in, w_out = d_in, d_out
+    size, offset, pre, out_at, post, imag = _fft_plan(family, kind, n)
+    real = numpy.dtype(get_aval(x).dtype)
+    cplx = numpy.result_type(real, numpy.complex64)
+    device = get_aval(x).device or get_default_device()
+
+    def const(v: numpy.ndarray, dt: numpy.dtype) -> Any:
+        return device_put(numpy.asarray(v).astype(dt), device)
+
+    pre = pre * w_in
+    u = x * const(pre, real) if not numpy.iscomplexobj(pre) else x * const(pre, cplx)
+    nd = get_aval(x).ndim
+    u = fnp.pad(u, [(0, 0)] * (nd - 1) + [(offset, size - n - offset)])
+    spec = _npfft.rfft(u, axis=-1) if get_aval(u).dtype.kind == "f" else \
+        _npfft.fft(u, axis=-1)
+    spec = spec[..., out_at:out_at + n] * const(post, cplx)
+    y = fnp.negative(fnp.imag(spec)) if imag else fnp.real(spec)
+    return y * const(w_out * scale, real)
+
+
+def _weights(family: str, kind: int, n: int, ortho: bool) -> tuple[numpy.ndarray, numpy.ndarray]:
+    """The input and output weights that make the ``"ortho"`` transform orthogonal with
+    ``orthogonalize`` (DCT-I: the end points; DCT-II/-III: the first output/input; DST-II/-III:
+    the last; types 4 and DST-I are orthogonal as they are), ones otherwise."""
+    d_in, d_out = numpy.ones(n), numpy.ones(n)
+    if not ortho:
+        return d_in, d_out
+    r = numpy.sqrt(2.0)
+    if family == "dct":
+        if kind == 1:
+            d_in[[0, -1]], d_out[[0, -1]] = r, 1.0 / r
+        elif kind == 2:
+            d_out[0] = 1.0 / r
+        elif kind == 3:
+            d_in[0] = r
+    elif kind == 2:
+        d_out[-1] = 1.0 / r
+    elif kind == 3:
+        d_in[-1] = r
+    return d_in, d_out
 
 
 def _trig_along(family: str, name: str, x: Any, kind: int, n: Any, axis: int, norm: Any,
@@ -177,8 +251,18 @@ def _trig_along(family: str, name: str, x: Any, kind: int, n: Any, axis: int, no
         size = n
     if size < 1:
         raise ValueError(f"{name}: invalid number of data points ({size}) specified")
+    if family == "dct" and kind == 1 and size < 2:
+        raise ValueError(f"{name}: type 1 needs at least 2 points, got {size}")
     dt = get_aval(x).dtype
     real = numpy.float32 if dt in (numpy.float32, numpy.complex64) else numpy.float64
+    if size > _MATRIX_MAX:
+        y = fnp.moveaxis(x, axis, -1)
+        if dt.kind == "c":   # the transforms are real: real and imaginary parts apart
+            y = (_trig_by_fft(family, kind, fnp.real(y), norm, ortho, inverse)
+                 + 1j * _trig_by_fft(family, kind, fnp.imag(y), norm, ortho, inverse))
+        else:
+            y = _trig_by_fft(family, kind, y, norm, ortho, inverse)
+        return fnp.moveaxis(y, -1, axis)
     m = _trig_matrix(family, kind, size, norm, ortho, inverse).astype(real)
     m = device_put(m, get_aval(x).device or get_default_device())
     y = fnp.tensordot(x, m, axes=([axis], [1]))  # the transformed axis comes last

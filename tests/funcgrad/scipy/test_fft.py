@@ -10,6 +10,8 @@ import pytest
 import scipy.fft as sf
 from helpers import assert_allclose, dev
 
+import funcgrad
+import funcgrad.numpy as fnp
 import funcgrad.scipy.fft as ff
 
 X = np.array([[0.5, -1.0, 0.25, 2.0], [0.75, 0.1, -0.4, 1.0]])
@@ -148,3 +150,39 @@ def test_fast_lengths_of_large_targets_as_scipy() -> None:
         ff.next_fast_len(1676976733973595603)
     with pytest.raises(OverflowError):
         ff.prev_fast_len(2**63)
+
+
+@pytest.mark.parametrize("name", ["dct", "dst", "idct", "idst"])
+def test_long_trig_transforms_go_through_one_fft(name) -> None:
+    # past 64 points each transform is one FFT (a dense matrix of 10^5 points is 80 GB; 8192
+    # took 20 s); every type, norm and orthogonalize against SciPy, complex and float32 too
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(2, 97))
+    for t in (1, 2, 3, 4):
+        for norm, orth in ((None, None), ("ortho", None), ("ortho", False), ("forward", True)):
+            want = getattr(sf, name)(x, type=t, norm=norm, orthogonalize=orth)
+            got = getattr(ff, name)(dev(x), type=t, norm=norm, orthogonalize=orth)
+            assert_allclose(got, want, rtol=1e-11, atol=1e-11)
+        z = x[0] + 1j * x[1]
+        assert_allclose(getattr(ff, name)(dev(z), type=t), getattr(sf, name)(z, type=t),
+                        rtol=1e-11, atol=1e-11)
+        got32 = getattr(ff, name)(dev(x.astype(np.float32)), type=t, n=80, axis=-1)
+        assert got32.dtype == np.float32
+        assert_allclose(got32, getattr(sf, name)(x.astype(np.float32), type=t, n=80),
+                        rtol=1e-4, atol=1e-4)
+    big = rng.normal(size=100_000)
+    assert_allclose(getattr(ff, name)(dev(big)), getattr(sf, name)(big), rtol=1e-10,
+                    atol=1e-8)
+
+
+def test_long_trig_transforms_derivatives() -> None:
+    # linear: the gradient of <w, dct(x)> is dct's transpose applied to w, under jit and vmap
+    rng = np.random.default_rng(1)
+    x, w = rng.normal(size=70), rng.normal(size=70)
+    for t in (1, 2, 3, 4):
+        mat = np.stack([sf.dst(e, type=t, norm="ortho") for e in np.eye(70)], axis=1)
+        g = funcgrad.jit(funcgrad.grad(
+            lambda v, t=t: fnp.sum(dev(w) * ff.dst(v, type=t, norm="ortho"))))
+        assert_allclose(g(dev(x)), mat.T @ w, rtol=1e-10, atol=1e-10)
+        got = funcgrad.vmap(lambda v, t=t: ff.idct(v, type=t))(dev(np.stack([x, w])))
+        assert_allclose(got, sf.idct(np.stack([x, w]), type=t), rtol=1e-10, atol=1e-10)
