@@ -34,7 +34,7 @@ import numpy
 
 from funcgrad.avals import ShapedArray
 from funcgrad.backend import device_of, device_put, to_numpy
-from funcgrad.core import bind
+from funcgrad.core import bind, user_source_info
 from funcgrad.errors import DTypeError, MissingRuleError, ShapeError
 from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import Zero, jvp_rules
@@ -293,9 +293,13 @@ def _schur_jvp(primals, tangents, *, output, sort=None):
     if all(type(t) is Zero for t in tangents):
         outs = bind(schur_p, *primals, output=output, sort=sort)
         return outs, [Zero.from_primal(o) for o in outs]
-    raise MissingRuleError("schur: the Schur decomposition has no derivative rule (nor has "
-                           "JAX's); differentiate through eigenvalues (numpy.linalg.eigvals) "
-                           "or another decomposition instead")
+    raise MissingRuleError(
+        f"schur: the Schur decomposition has no derivative rule (nor has JAX's){user_source_info().at()}; "
+        "differentiate through eigenvalues (numpy.linalg.eigvals) or another decomposition "
+        "instead. (scipy.linalg.solve_sylvester with method='schur' differentiates once in "
+        "either mode, and a reverse-mode derivative of forward-mode ones, jacrev(jacfwd(f)); "
+        "a derivative of a reverse-mode derivative (hessian, jacfwd(jacrev(f)), grad of grad) "
+        "differentiates the Schur solver's transpose: use method='eigen' there.)")
 
 
 jvp_rules[schur_p] = _schur_jvp

@@ -68,7 +68,8 @@ def solve_sylvester(A: Any = _UNSET, B: Any = _UNSET, C: Any = _UNSET, *,  # noq
     defective matrices included) or ``"eigen"`` (through the eigendecompositions: needs
     diagonalisable ``A`` and ``B``). Differentiable in ``A``, ``B`` and ``C`` with either
     method (``dX`` solves the same equation with ``dC - dA X - X dB``; JAX's ``"schur"`` has
-    no derivative; reverse-mode derivatives of derivatives need ``"eigen"``). Where some
+    no derivative; with ``"schur"`` a derivative of a reverse-mode derivative, such as
+    ``hessian``, raises ``MissingRuleError``: use ``"eigen"`` or ``jacrev(jacfwd(f))``). Where some
     eigenvalue sum ``|w_A + w_B|`` is below ``tol`` (no unique solution) the result is NaN,
     as JAX. Real when ``C`` is real.
 
