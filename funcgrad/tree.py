@@ -12,8 +12,8 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
+import dataclasses as _dataclasses
+from typing import Any as _Any
 
 from funcgrad.tree_util import tree_all as all  # noqa: A004 (JAX's names)
 from funcgrad.tree_util import tree_broadcast as broadcast
@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 
-def static(**kwargs: Any) -> Any:
+def static(**kwargs: _Any) -> _Any:
     """A dataclass field marked static (``jax.tree.static``): ``dataclasses.field(**kwargs)``
     with ``metadata={"static": True}`` added, which
     :func:`funcgrad.tree_util.register_dataclass` makes a meta field (part of the structure,
@@ -65,4 +65,8 @@ def static(**kwargs: Any) -> Any:
     """
     metadata = dict(kwargs.pop("metadata", None) or {})
     metadata["static"] = True
-    return dataclasses.field(metadata=metadata, **kwargs)
+    return _dataclasses.field(metadata=metadata, **kwargs)
+
+
+# dir(funcgrad.tree) lists jax.tree's names only
+del annotations

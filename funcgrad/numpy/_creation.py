@@ -175,6 +175,8 @@ def asarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
     device = _like("asarray", like, device)
     if _ext.is_extended(a) and dtype is None:
         return a  # a key array is already an array (jnp.asarray(key) is key)
+    if dtype is None and type(a) in (list, tuple) and _ext.nested_extended(a):
+        return asarray(_ext.stack_nested(a), device=device)  # a list of keys, as jnp's
     if device is not None:
         return _put(asarray(a, dtype, order, copy=copy), device)
     if type(a) is numpy.ndarray and dtype is None and not copy and a.dtype.kind in "biufc":
@@ -226,6 +228,8 @@ def array(
     device = _out_sharding("array", device, out_sharding)
     device = _like("array", like, device)
     _check_order(order, "array")
+    if dtype is None and type(object) in (list, tuple) and _ext.nested_extended(object):
+        object = _ext.stack_nested(object)  # a list of keys: stacked, as jnp.array's
     if _ext.is_extended(object) and dtype is None:  # keys: a copy of the keys, as jnp.array's
         keys = object._rewrap(array(object._data, copy=copy)) if copy else object
         nd = keys.ndim

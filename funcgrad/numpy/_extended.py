@@ -31,7 +31,8 @@ import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.errors import AxisError
 
-__all__ = ["is_extended", "any_extended", "register_extended_type", "by_index", "full_like"]
+__all__ = ["is_extended", "any_extended", "register_extended_type", "by_index", "full_like",
+           "nested_extended", "stack_nested"]
 
 #: the extended array classes: each has ``_data``, ``_trailing_ndim`` (the data's own trailing
 #: dims), ``ndim``, ``ravel()``, ``reshape()`` and ``_rewrap(data)``
@@ -53,6 +54,21 @@ def any_extended(xs: Any) -> bool:
     """Whether the sequence ``xs`` holds an extended array (checked on its first element and
     any other, as mixing is refused by the rules)."""
     return isinstance(xs, list | tuple) and any(is_extended(x) for x in xs)
+
+
+def nested_extended(xs: Any) -> bool:
+    """Whether ``xs`` is a (nested) list or tuple whose first leaf is an extended array:
+    ``fnp.array([k1, k2])`` stacks keys, as ``jnp.array`` does."""
+    while isinstance(xs, list | tuple) and xs:
+        xs = xs[0]
+    return is_extended(xs)
+
+
+def stack_nested(xs: Any) -> Any:
+    """The extended array a nested list of them stands for (stacked level by level)."""
+    if isinstance(xs, list | tuple):
+        return stack([stack_nested(x) for x in xs])
+    return xs
 
 
 def _trail(x: Any) -> int:

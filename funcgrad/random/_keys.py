@@ -109,6 +109,11 @@ class KeyDType:
 
     __str__ = __repr__
 
+    @property
+    def itemsize(self) -> int:
+        """Bytes per key: its ``uint32`` words (8 for ``key<fry>``, 16 for ``key<rbg>``)."""
+        return 4 * IMPLS[self.impl][1]
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, KeyDType) and other.impl == self.impl
 
@@ -189,6 +194,14 @@ class PRNGKeyArray:
     @property
     def size(self) -> int:
         return math.prod(self.shape)
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
 
     @property
     def T(self) -> PRNGKeyArray:  # noqa: N802  (NumPy's name)

@@ -459,3 +459,16 @@ def test_numpy_functions_of_key_arrays() -> None:
     assert isinstance(rows, tuple) and [data(r) for r in rows] == [d[0].tolist(), d[1].tolist()]
     assert fnp.array_equal(ks, fnp.copy(ks)) is True
     assert fnp.array_equal(ks, ks[:1]) is False
+
+
+def test_key_arrays_byte_sizes_and_lists_of_keys_as_jax() -> None:
+    # JAX 0.10.2: itemsize 8 (threefry) / 16 (rbg), nbytes = size * itemsize; jnp.array and
+    # jnp.asarray of a (nested) list of keys stack them
+    k = dev(R.key(0))
+    ks = R.split(k, 6)
+    assert (ks.itemsize, ks.nbytes, ks.dtype.itemsize) == (8, 48, 8)
+    assert R.key(0, impl="rbg").itemsize == 16
+    assert fnp.array([[k, k], [k, k]]).shape == (2, 2)
+    assert str(fnp.asarray((k, k)).dtype) == "key<fry>"
+    stacked = funcgrad.jit(lambda a, b: fnp.array([a, b]))(ks[0], ks[1])
+    assert host(R.key_data(stacked)).tolist() == host(R.key_data(ks[:2])).tolist()

@@ -1092,3 +1092,13 @@ def test_register_dataclass_and_checkify_take_jax_parameter_names() -> None:
     assert tree_flatten(KW(1.0, "t"))[0] == [1.0]
     err, out = checkify.checkify(f=lambda x: x + 1)(1.0)
     assert err.get() is None and out == 2.0
+
+
+def test_tree_namespace_is_jax_trees() -> None:
+    import funcgrad
+
+    # dir(jax.tree) in JAX 0.10.2, public names
+    assert sorted(n for n in dir(funcgrad.tree) if not n.startswith("_")) == [
+        "all", "broadcast", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map",
+        "map_with_path", "reduce", "reduce_associative", "static", "structure", "transpose",
+        "unflatten"]
