@@ -40,11 +40,13 @@ from funcgrad.core import is_tracer
 __all__ = ["AUTOCAST_POLICIES", "GradScaler", "autocast", "autocast_inputs", "casts", "custom_bwd",
            "custom_fwd", "get_autocast_dtype", "is_autocast_available", "is_autocast_enabled"]
 
-LOWER, FP32, PROMOTE, UNSAFE = "lower", "fp32", "promote", "unsafe"
+LOWER, FP32, PROMOTE, UNSAFE, INPUT = "lower", "fp32", "promote", "unsafe", "input"
 
 _LOWER_OPS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
               "conv_transpose3d", "prelu", "scaled_dot_product_attention",
               "multi_head_attention_forward", "conv_tbc")
+_RNN_OPS = ("lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell", "rnn_tanh_cell",
+            "rnn_relu_cell")
 _FP32_LOSSES = ("binary_cross_entropy_with_logits", "cosine_embedding_loss", "cross_entropy",
                 "hinge_embedding_loss", "kl_div", "l1_loss", "margin_ranking_loss",
                 "mse_loss", "multi_margin_loss", "multilabel_margin_loss", "nll_loss",
@@ -58,7 +60,7 @@ _FP32_LOSSES = ("binary_cross_entropy_with_logits", "cosine_embedding_loss", "cr
 #: were read off torch 2.13 (which ops change dtype under ``torch.autocast("cpu")``).
 AUTOCAST_POLICIES: dict[str, dict[str, str]] = {
     "cuda": {
-        **dict.fromkeys(_LOWER_OPS, LOWER),
+        **dict.fromkeys(_LOWER_OPS + _RNN_OPS, LOWER),
         **dict.fromkeys(_FP32_LOSSES + (
             "softmax", "log_softmax", "softmin", "softplus", "layer_norm", "group_norm",
             "normalize", "cosine_similarity", "pdist"), FP32),
@@ -66,7 +68,9 @@ AUTOCAST_POLICIES: dict[str, dict[str, str]] = {
         "binary_cross_entropy": UNSAFE,
     },
     "cpu": {
-        **dict.fromkeys(_LOWER_OPS, LOWER),
+        **dict.fromkeys(_LOWER_OPS + ("lstm", "rnn_tanh", "rnn_relu", "rnn_tanh_cell",
+                                      "rnn_relu_cell"), LOWER),
+        **dict.fromkeys(("gru", "gru_cell", "lstm_cell"), INPUT),
         **dict.fromkeys(_FP32_LOSSES + (
             "binary_cross_entropy", "huber_loss", "multilabel_soft_margin_loss", "ctc_loss",
             "grid_sample"), FP32),
@@ -248,6 +252,13 @@ def autocast_inputs(op: str, *args: Any) -> tuple[Any, ...]:
             return args
         widest = numpy.result_type(*floats)
         return tuple(a.astype(widest) if _floating(a) and a.dtype != widest else a
+                     for a in args)
+    if policy == INPUT:
+        first = next((a for a in args if _floating(a)), None)
+        if first is None:
+            return args
+        target = numpy.dtype(first.dtype)
+        return tuple(a.astype(target) if _floating(a) and a.dtype != target else a
                      for a in args)
     target = dtype if policy == LOWER else numpy.dtype(numpy.float32)
     # PyTorch casts the floating arguments that are not float64 (cached_cast's

@@ -24,6 +24,7 @@ import funcgrad.numpy as fnp
 from funcgrad_nn import functional as F
 from funcgrad_nn import init
 from funcgrad_nn._convolution import dtype_mismatch
+from funcgrad_nn.amp import autocast_inputs, casts
 from funcgrad_nn.init import default_generator
 from funcgrad_nn.layers._util import empty, place
 from funcgrad_nn.module import BadInputError, Module, Parameter, bad_input
@@ -34,14 +35,17 @@ __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "R
 
 def _check_dtype(mod: Module, x: Any) -> None:
     """An integer/bool input to a floating RNN is refused, as PyTorch (its ValueError "RNN
-    input dtype (torch.int64) does not match weight dtype"); the scan would fail obscurely."""
+    input dtype (torch.int64) does not match weight dtype"); the scan would fail obscurely.
+    Under autocast a floating input meets the weights in the dtype autocast picks."""
     weight = next(iter(mod.parameters()), None)  # the raw array: no parametrization runs
     problem = None if weight is None else dtype_mismatch(x, weight)
-    if problem is not None:
+    if problem is not None and not casts(mod._autocast_op(), x, weight):
         raise bad_input(mod, *problem.split(". Fix: "))
 
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+#: the autocast op (PyTorch's ATen name, see amp.AUTOCAST_POLICIES) of each mode
+_AUTOCAST_OPS = {"RNN_TANH": "rnn_tanh", "RNN_RELU": "rnn_relu", "LSTM": "lstm", "GRU": "gru"}
 
 
 # -- one time step (shared by the cells and the scans) -----------------------------------------
@@ -304,6 +308,9 @@ class RNNBase(Module):
         per = len(names) // (self.num_layers * (1 + self.bidirectional))
         return [names[i:i + per] for i in range(0, len(names), per)]
 
+    def _autocast_op(self) -> str:
+        return _AUTOCAST_OPS[self.mode]
+
     def _weights(self, layer: int, d: int) -> tuple[Any, ...]:
         sfx = f"_l{layer}" + ("_reverse" if d else "")
         # read as attributes, not from _parameters: a parametrized or pruned weight
@@ -408,6 +415,8 @@ class RNNBase(Module):
         if lengths is not None:
             mask = self._length_mask(lengths, x.shape[0], n, x)
         states = self._check_states(hx, n if batched else None, batched, x)
+        op = self._autocast_op()
+        x, *states = autocast_inputs(op, x, *states)
         if not batched:
             states = [fnp.expand_dims(st, 1) for st in states]
         dirs = 2 if self.bidirectional else 1
@@ -419,8 +428,8 @@ class RNNBase(Module):
             for d in range(dirs):
                 k = layer * dirs + d
                 init_state = tuple(s[k] for s in states)
-                ys, fin = _run_direction(self.mode, layer_in, init_state,
-                                         self._weights(layer, d), bool(d), m)
+                weights = autocast_inputs(op, layer_in, *self._weights(layer, d))[1:]
+                ys, fin = _run_direction(self.mode, layer_in, init_state, weights, bool(d), m)
                 outs.append(ys)
                 for lst, f in zip(finals, fin):
                     lst.append(f)
@@ -579,6 +588,16 @@ class RNNCellBase(Module):
         for w in self.parameters():
             init.uniform_(w, -stdv, stdv, generator=generator)
 
+    _AUTOCAST_OP = ""  # the cell's op in amp.AUTOCAST_POLICIES
+
+    def _autocast_op(self) -> str:
+        return self._AUTOCAST_OP
+
+    def _cell_weights(self, x: Any) -> tuple[Any, ...]:
+        """(weight_ih, weight_hh, bias_ih, bias_hh) as autocast has them meet ``x``."""
+        return autocast_inputs(self._autocast_op(), x, self.weight_ih, self.weight_hh,
+                               self.bias_ih, self.bias_hh)[1:]
+
     def _prepare(self, input: Any, hx: Any, n_states: int) -> tuple[Any, list[Any], bool]:
         if not hasattr(input, "ndim") or input.ndim not in (1, 2):
             got = f"{input.ndim}-D input of shape {tuple(input.shape)}" \
@@ -598,6 +617,7 @@ class RNNCellBase(Module):
         names = ("h_0", "c_0")[:n_states]
         if hx is None:
             zero = fnp.zeros_like(x, shape=(x.shape[0], self.hidden_size))
+            x, zero = autocast_inputs(self._autocast_op(), x, zero)
             return x, [zero] * n_states, batched
         states = list(hx) if n_states == 2 else [hx]
         if n_states == 2 and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
@@ -611,6 +631,7 @@ class RNNCellBase(Module):
                                 f" like the input's batching)")
         if not batched:
             states = [fnp.expand_dims(s, 0) for s in states]
+        x, *states = autocast_inputs(self._autocast_op(), x, *states)
         return x, states, batched
 
     def extra_repr(self) -> str:
@@ -637,14 +658,18 @@ class RNNCell(RNNCellBase):
 
     def forward(self, input: Any, hx: Any = None) -> Any:
         x, (h,), batched = self._prepare(input, hx, 1)
-        xw = _input_projection("RNN", x, self.weight_ih, self.bias_ih, self.bias_hh)
+        w_ih, w_hh, b_ih, b_hh = self._cell_weights(x)
+        xw = _input_projection("RNN", x, w_ih, b_ih, b_hh)
         step = _rnn_step(fnp.tanh if self.nonlinearity == "tanh" else F.relu)
-        out = step(xw, h, self.weight_hh)
+        out = step(xw, h, w_hh)
         return out if batched else out[0]
 
     def extra_repr(self) -> str:
         s = super().extra_repr()  # PyTorch prints RNNCell(3, 4, nonlinearity=relu)
         return s + (f", nonlinearity={self.nonlinearity}" if self.nonlinearity != "tanh" else "")
+
+    def _autocast_op(self) -> str:
+        return f"rnn_{self.nonlinearity}_cell"
 
 
 class LSTMCell(RNNCellBase):
@@ -656,14 +681,15 @@ class LSTMCell(RNNCellBase):
     ((4,), (4,))
     """
 
+    _AUTOCAST_OP = "lstm_cell"
+
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
                  device: str | None = None, dtype: Any = None) -> None:
         super().__init__(input_size, hidden_size, bias, 4, device, dtype)
 
     def forward(self, input: Any, hx: Any = None) -> tuple[Any, Any]:
         x, (h, c), batched = self._prepare(input, hx, 2)
-        w_ih, w_hh, b_ih, b_hh = (_lstm_gate_order(w) for w in (
-            self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh))
+        w_ih, w_hh, b_ih, b_hh = (_lstm_gate_order(w) for w in self._cell_weights(x))
         xw = _input_projection("LSTM", x, w_ih, b_ih, b_hh)
         h, c = _lstm_step(xw, h, c, w_hh, None)
         return (h, c) if batched else (h[0], c[0])
@@ -677,12 +703,15 @@ class GRUCell(RNNCellBase):
     (5, 4)
     """
 
+    _AUTOCAST_OP = "gru_cell"
+
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
                  device: str | None = None, dtype: Any = None) -> None:
         super().__init__(input_size, hidden_size, bias, 3, device, dtype)
 
     def forward(self, input: Any, hx: Any = None) -> Any:
         x, (h,), batched = self._prepare(input, hx, 1)
-        xw = _input_projection("GRU", x, self.weight_ih, self.bias_ih, self.bias_hh)
-        out = _gru_step(xw, h, self.weight_hh, self.bias_hh)
+        w_ih, w_hh, b_ih, b_hh = self._cell_weights(x)
+        xw = _input_projection("GRU", x, w_ih, b_ih, b_hh)
+        out = _gru_step(xw, h, w_hh, b_hh)
         return out if batched else out[0]

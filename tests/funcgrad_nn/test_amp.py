@@ -252,3 +252,30 @@ def test_errors():
     with pytest.raises(TypeError, match="must be float16"):
         nn.autocast("cuda", dtype=np.int32)
     assert amp.AUTOCAST_POLICIES["cuda"]["binary_cross_entropy"] == amp.UNSAFE
+
+
+#: output dtype of each recurrent layer under torch.autocast("cpu", dtype=float16) for a
+#: float32 / float16 input with float32 weights (torch 2.13; its float32 LSTM fails in oneDNN
+#: there, and float16 is what its lower-precision LSTM gives a float16 input)
+RNN_DTYPES = {"GRU": ("float32", "float16"), "LSTM": ("float16", "float16"),
+              "RNN": ("float16", "float16"), "GRUCell": ("float32", "float16"),
+              "LSTMCell": ("float32", "float16"), "RNNCell": ("float16", "float16")}
+
+
+@pytest.mark.parametrize("name", sorted(RNN_DTYPES))
+def test_recurrent_layers_under_autocast(name):
+    layer = getattr(nn, name)(3, 4).to(DEVICE)
+    cell = name.endswith("Cell")
+    x = np.random.default_rng(0).standard_normal((2, 3) if cell else (5, 2, 3))
+    got = []
+    for dt in (np.float32, F16):
+        with nn.autocast("cpu", dtype=F16):
+            out = layer(dev(x.astype(dt)))
+        got.append(str((out[0] if isinstance(out, tuple) else out).dtype))
+    assert tuple(got) == RNN_DTYPES[name]
+
+    def loss(m):
+        with nn.autocast("cpu", dtype=F16):
+            out = m(dev(x.astype(F16)))
+            return ((out[0] if isinstance(out, tuple) else out).astype(np.float32) ** 2).sum()
+    assert {str(g.dtype) for g in nn.tree_leaves(nn.grad(loss)(layer))} == {"float32"}
