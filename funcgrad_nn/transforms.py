@@ -476,7 +476,7 @@ def jit(fn: Callable[..., Any] | None = None, **jit_kwargs: Any) -> Any:
 
     # One jitted function per autocast state: the casts are decided while tracing, so a step
     # traced outside ``nn.autocast`` must be traced again inside it (and back).
-    jitted_by_autocast: dict[Any, Any] = {}
+    jitted_by_autocast: dict[Any, Any] = {(): funcgrad.jit(inner, **jit_kwargs)}
 
     @functools.wraps(fn)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
