@@ -656,3 +656,24 @@ def test_expm_of_a_scalar_is_a_1x1_matrix() -> None:
     # SciPy's expm(2.0) is [[e^2]]; it was a shape error
     for x in (np.array(2.0), np.array([2.0]), 2.0):
         assert_allclose(host(fsl.expm(dev(np.asarray(x)))), sl.expm(x), rtol=1e-14)
+
+
+def test_matmul_toeplitz_is_an_fft_product_as_scipys() -> None:
+    # T @ x without forming T: rectangular, complex and
+    # matrix right-hand sides against SciPy, derivatives as the dense product's
+    rng = np.random.default_rng(3)
+    for m, n in ((1, 1), (6, 4), (3, 8)):
+        c, r = rng.normal(size=m), rng.normal(size=n) + 1j * rng.normal(size=n)
+        for x in (rng.normal(size=n), rng.normal(size=(n, 2)) + 1j):
+            assert_allclose(fsl.matmul_toeplitz((dev(c), dev(r)), dev(x)),
+                            sl.matmul_toeplitz((c, r), x), rtol=1e-12, atol=1e-12)
+    c, x = rng.normal(size=5), rng.normal(size=5)
+    assert_allclose(fsl.matmul_toeplitz(dev(c), dev(x)), sl.matmul_toeplitz(c, x), rtol=1e-12)
+    want = funcgrad.grad(lambda v: (fsl.toeplitz(v, x[::-1]) @ x).sum())(dev(c))
+    got = funcgrad.jit(funcgrad.grad(
+        lambda v: fsl.matmul_toeplitz((v, dev(x[::-1])), dev(x)).sum()))(dev(c))
+    assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    big = rng.normal(size=40_000)   # a dense T would be 6.4 GB
+    assert host(fsl.matmul_toeplitz((dev(big[:20_000]), dev(big)), dev(big))).shape == (20_000,)
+    with pytest.raises(ValueError, match="x has shape"):
+        fsl.matmul_toeplitz(dev(c), dev(np.ones(3)))
