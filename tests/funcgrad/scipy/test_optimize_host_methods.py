@@ -1,0 +1,133 @@
+"""minimize's SciPy host methods (Nelder-Mead step for step, L-BFGS-B with bounds, CG,
+Newton-CG) against scipy.optimize (a test dependency) and recorded values: solutions,
+SciPy's OptimizeResult fields, jac/hess/hessp forms, callbacks, tolerances, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers import dev, host, is_device_array
+
+import funcgrad
+import funcgrad.numpy as fnp
+from funcgrad.scipy.optimize import Bounds, OptimizeResult, minimize
+
+so = pytest.importorskip("scipy.optimize")
+
+_W = np.arange(1.0, 5.0)
+
+
+def rosen(x):
+    return fnp.sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+
+def quad(x):
+    w = fnp.arange(1.0, x.shape[0] + 1.0)  # on the default device (strict pass too)
+    return fnp.sum(w * (x - w) ** 2)
+
+
+def quad_np(x):
+    return np.sum(_W[: x.size] * (x - _W[: x.size]) ** 2)
+
+
+@pytest.mark.parametrize("x0", [[-1.2, 1.0], [0.5, 0.5, 0.5, 0.5]])
+def test_nelder_mead_is_scipys_step_for_step(x0):
+    x0 = np.array(x0)
+    for opts in ({}, {"adaptive": True}, {"xatol": 1e-8, "fatol": 1e-8}):
+        got = minimize(rosen, dev(x0), method="Nelder-Mead", options=opts)
+        want = so.minimize(so.rosen, x0, method="Nelder-Mead", options=opts)
+        np.testing.assert_allclose(host(got.x), want.x, rtol=1e-12)
+        assert (got.nit, got.nfev, got.status, got.message) == (want.nit, want.nfev, want.status,
+                                                                want.message)
+        np.testing.assert_allclose(got.fun, want.fun, rtol=1e-10)
+    bounds = [(0.0, 0.5), (None, None), (2.0, 3.0)]
+    with pytest.warns(UserWarning, match="not within the specified bounds"):
+        got = minimize(quad, np.zeros(3), method="Nelder-Mead", bounds=bounds)
+    with pytest.warns(UserWarning):
+        want = so.minimize(quad_np, np.zeros(3), method="Nelder-Mead", bounds=bounds)
+    np.testing.assert_allclose(host(got.x), want.x, rtol=1e-12)
+    assert got.nfev == want.nfev
+
+
+def test_lbfgsb_bounds_match_scipy():
+    res = minimize(quad, dev(np.zeros(3)), method="L-BFGS-B",
+                   bounds=[(0.0, 0.5), (None, None), (2.0, 2.5)])
+    assert isinstance(res, OptimizeResult) and res.success and res.status == 0
+    assert is_device_array(res.x) and is_device_array(res.jac)
+    np.testing.assert_allclose(host(res.x), [0.5, 2.0, 2.5], atol=1e-6)
+    assert res.message == "CONVERGENCE: NORM OF PROJECTED GRADIENT <= PGTOL"
+    x0 = np.array([-1.2, 1.0])
+    got = minimize(rosen, x0, method="L-BFGS-B", bounds=Bounds([-2.0, -2.0], [0.5, 0.2]))
+    want = so.minimize(so.rosen, x0, jac=so.rosen_der, method="L-BFGS-B",
+                       bounds=so.Bounds([-2.0, -2.0], [0.5, 0.2]))
+    np.testing.assert_allclose(host(got.x), want.x, atol=1e-5)
+    np.testing.assert_allclose(got.fun, want.fun, rtol=1e-8)
+    got = minimize(rosen, np.zeros(5), method="L-BFGS-B")  # unbounded, the default ftol
+    np.testing.assert_allclose(host(got.x), np.ones(5), atol=1e-4)
+    assert minimize(quad, np.zeros(2), bounds=[(0, 1), (0, 1)]).message.startswith("CONV")
+
+
+@pytest.mark.parametrize("method", ["CG", "Newton-CG", "L-BFGS-B"])
+def test_gradient_methods_find_scipys_minimum(method):
+    for x0 in (np.array([-1.2, 1.0]), np.full(3, 0.5)):
+        got = minimize(rosen, dev(x0), method=method)
+        want = so.minimize(so.rosen, x0, jac=so.rosen_der, method=method)
+        assert got.success and want.success
+        # both stop at gtol-level accuracy (SciPy's own x is 3e-4 from the minimum)
+        np.testing.assert_allclose(host(got.x), np.ones(x0.size), atol=1e-3)
+        np.testing.assert_allclose(want.x, np.ones(x0.size), atol=1e-3)
+        assert got.nfev == got.njev if method != "Newton-CG" else got.nhev > 0
+    got = minimize(quad, np.zeros(4), method="Newton-CG")
+    assert got.success
+    np.testing.assert_allclose(host(got.x), _W, rtol=1e-8)
+
+
+def test_jac_hess_forms_and_tol():
+    value_and_grad = lambda x: (rosen(x), funcgrad.grad(rosen)(x))  # noqa: E731
+    x0 = np.array([-1.2, 1.0])
+    for method in ("L-BFGS-B", "CG", "BFGS"):
+        res = minimize(value_and_grad, dev(x0), method=method, jac=True)
+        np.testing.assert_allclose(host(res.x), [1.0, 1.0], atol=1e-4)
+    res = minimize(rosen, x0, method="CG", jac=funcgrad.grad(rosen))
+    np.testing.assert_allclose(host(res.x), [1.0, 1.0], atol=1e-4)
+    hess = funcgrad.hessian(rosen)
+    near = np.array([0.8, 0.6])
+    a = minimize(rosen, near, method="Newton-CG", hess=hess)
+    b = minimize(rosen, near, method="Newton-CG", hessp=lambda x, p: hess(x) @ p)
+    c = minimize(rosen, near, method="Newton-CG")
+    np.testing.assert_allclose(host(a.x), host(c.x), rtol=1e-10)
+    np.testing.assert_allclose(host(b.x), host(c.x), rtol=1e-10)
+    loose = minimize(rosen, x0, method="Nelder-Mead", tol=1e-1)
+    assert loose.nfev == so.minimize(so.rosen, x0, method="Nelder-Mead", tol=1e-1).nfev
+
+
+def test_callbacks():
+    seen = []
+    res = minimize(rosen, np.array([-1.2, 1.0]), method="CG", callback=seen.append)
+    assert len(seen) == res.nit
+
+    def stop(intermediate_result):
+        if intermediate_result.fun < 1.0:
+            raise StopIteration
+
+    for method in ("L-BFGS-B", "CG", "Newton-CG", "Nelder-Mead"):
+        res = minimize(rosen, np.array([-1.2, 1.0]), method=method, callback=stop)
+        assert res.status == 99 and not res.success and res.fun < 1.0
+        assert res.message == "`callback` raised `StopIteration`."
+
+
+def test_host_method_errors():
+    with pytest.raises(TypeError, match="outside jit"):
+        funcgrad.jit(lambda x: minimize(rosen, x, method="L-BFGS-B").x)(np.zeros(2))
+    with pytest.raises(ValueError, match="cannot handle bounds"):
+        minimize(rosen, np.zeros(2), method="CG", bounds=[(0, 1)] * 2)
+    with pytest.raises(ValueError, match="lower bounds is greater"):
+        minimize(rosen, np.zeros(2), method="L-BFGS-B", bounds=[(1, 0)] * 2)
+    with pytest.raises(ValueError, match="length of x0"):
+        minimize(rosen, np.zeros(2), method="L-BFGS-B", bounds=[(1, 2)])
+    with pytest.raises(TypeError, match="unknown"):
+        minimize(rosen, np.zeros(2), method="CG", options={"maxfev": 3})
+    with pytest.raises(ValueError, match="scalar"):
+        minimize(lambda x: x ** 2, np.zeros(2), method="Nelder-Mead")
+    with pytest.raises(ValueError, match="callback"):
+        minimize(rosen, np.zeros(2), method="BFGS", callback=print)
