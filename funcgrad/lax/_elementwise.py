@@ -123,8 +123,15 @@ def _unary(name: str, op: Callable[[Any], Any], kinds: str, text: str,
 
 neg = _unary("neg", _ew.neg, NUMERIC, "Elementwise ``-x``.",
              "lax.neg(2.0).tolist()", "-2.0")
-sign = _unary("sign", _ew.sign, NUMERIC, "Elementwise sign (-1, 0 or 1; ``x/|x|`` for complex).",
-              "lax.sign(numpy.array([-3.0, 0.0, 2.0])).tolist()", "[-1.0, 0.0, 1.0]")
+def _signed_sign(x: Array) -> Array:
+    # XLA's sign keeps a zero's sign (lax.sign(-0.0) is -0.0, as JAX); NumPy's drops it
+    s = _ew.sign(x)
+    return _ew.copysign(s, x) if aval_of("sign", x, "x").dtype.kind == "f" else s
+
+
+sign = _unary("sign", _signed_sign, NUMERIC,
+              "Elementwise sign (-1, 0 or 1, a zero keeping its sign; ``x/|x|`` for complex).",
+              "lax.sign(numpy.array([-3.0, -0.0, 2.0])).tolist()", "[-1.0, -0.0, 1.0]")
 floor = _unary("floor", _ew.floor, FLOATING, "Elementwise floor of a float array.",
                "lax.floor(-1.5).tolist()", "-2.0")
 ceil = _unary("ceil", _ew.ceil, FLOATING, "Elementwise ceiling of a float array.",

@@ -455,3 +455,14 @@ def test_out_sharding_keywords() -> None:
     np.testing.assert_array_equal(host(lax.full_like(x, 2, sharding=s)), np.full((2, 3), 2.0))
     with pytest.raises(TypeError, match="out_sharding"):
         lax.reshape(x, (3, 2), out_sharding="cpu")
+
+
+def test_sign_keeps_the_sign_of_zero_as_xla() -> None:
+    # JAX 0.10.2: lax.sign(-0.0) is -0.0 (NumPy's sign gives 0.0); derivative 0
+    x = dev(np.array([-0.0, 0.0, -2.0, np.nan]))
+    got = host(lax.sign(x))
+    assert np.signbit(got[:3]).tolist() == [True, False, True] and np.isnan(got[3])
+    assert float(host(funcgrad.jit(lax.sign)(dev(np.float64(-0.0))))) == 0.0
+    assert np.signbit(host(funcgrad.jit(lax.sign)(dev(np.float64(-0.0)))))
+    assert float(funcgrad.grad(lax.sign)(0.0)) == 0.0
+    assert host(lax.sign(dev(np.array([-3, 0])))).tolist() == [-1, 0]
