@@ -553,7 +553,8 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
 
     With ``training=True`` the batch statistics (biased variance) normalise; otherwise the
     running ones. Pure: it never updates ``running_mean``/``running_var`` (``BatchNorm1d``
-    does that); ``momentum`` is accepted for signature compatibility.
+    does that; given with ``training=True``, where PyTorch would update them in place, they
+    draw a warning saying so); ``momentum`` is accepted for signature compatibility.
 
     >>> import numpy as np
     >>> x = np.array([[1.0], [3.0]])
@@ -571,6 +572,15 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
                           _cast(weight, cdt), _cast(bias, cdt), training, momentum,
                           eps).astype(input.dtype)
     cshape = _channel_shape(input)
+    if training and (running_mean is not None or running_var is not None):
+        # PyTorch's kernel blends the batch statistics into these in place; a port of a
+        # custom norm layer (a GAN's conditional BatchNorm) relying on that would evaluate
+        # with statistics that never moved, silently.
+        warnings.warn("batch_norm(training=True) does not update running_mean/running_var "
+                      "(arrays are values here, PyTorch updates them in place): blend the batch "
+                      "statistics into your buffers yourself, e.g. self.running_mean = "
+                      "(1 - momentum) * self.running_mean + momentum * x.mean(axis=(0, 2, 3)), "
+                      "or use nn.BatchNorm1d/2d/3d", UserWarning, stacklevel=2)
     if training:
         if math.prod(input.shape) == input.shape[1]:
             raise ValueError(f"batch_norm: expected more than 1 value per channel when "

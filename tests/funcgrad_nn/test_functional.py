@@ -860,3 +860,14 @@ def test_half_normalisations_compute_in_float32_as_torch():
     assert_allclose(got, np.array([[[0.407, -0.6904, 0.04114, -0.1417],
                                     [1.687, -1.971, 0.7725, -0.1052]]], np.float16),
                     rtol=2e-3, atol=2e-3)
+
+
+def test_batch_norm_training_with_running_stats_warns_they_are_not_updated():
+    # PyTorch updates running_mean/running_var in place here; a port relying on it (a custom
+    # conditional BatchNorm) would silently evaluate with frozen statistics
+    x = dev(np.arange(12.0).reshape(4, 3))
+    rm, rv = dev(np.zeros(3)), dev(np.ones(3))
+    with pytest.warns(UserWarning, match="does not update running_mean/running_var"):
+        out = F.batch_norm(x, rm, rv, training=True, momentum=0.2)
+    assert_allclose(out, F.batch_norm(x, None, None, training=True))
+    assert_allclose(rm, dev(np.zeros(3)))
