@@ -279,3 +279,22 @@ def test_recurrent_layers_under_autocast(name):
             out = m(dev(x.astype(F16)))
             return ((out[0] if isinstance(out, tuple) else out).astype(np.float32) ** 2).sum()
     assert {str(g.dtype) for g in nn.tree_leaves(nn.grad(loss)(layer))} == {"float32"}
+
+
+def test_cuda_op_lists(monkeypatch):
+    # no GPU here: arrays are made to report CUDA, so autocast("cuda") applies its own lists
+    monkeypatch.setattr(amp, "_array_device_type",
+                        lambda x: "cuda" if hasattr(x, "dtype") else None)
+    x16 = dev(np.ones((2, 3), F16))
+    x32 = dev(np.ones((2, 3), np.float32))
+    with nn.autocast("cuda"):
+        assert F.linear(x32, x32).dtype == np.float16
+        # CUDA runs softmax and the normalisations in float32 (the CPU lists do not)
+        assert F.softmax(x16, -1).dtype == np.float32
+        assert F.layer_norm(x16, (3,)).dtype == np.float32
+        assert F.softmax(x16, -1, dtype=np.float16).dtype == np.float16  # dtype= wins
+        assert F.bilinear(x16, x32, dev(np.ones((4, 3, 3), np.float32))).dtype == np.float32
+        with pytest.raises(RuntimeError, match="unsafe to autocast"):
+            F.binary_cross_entropy(x16 * 0.5, x16 * 0.5)
+    with nn.autocast("cpu", dtype=F16):  # the arrays are "on CUDA": the CPU autocast ignores them
+        assert F.linear(x32, x32).dtype == np.float32
