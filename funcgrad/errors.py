@@ -134,7 +134,7 @@ def user_source_info() -> SourceInfo:
 
 
 #: The user's line of the operation whose rule a transformation is running (None: none is),
-#: set by nested differentiation (:func:`funcgrad.interpreters.staging.attribute_to_user`). Every
+#: set by nested differentiation (:func:`funcgrad.interpreters.staging.process_nested`). Every
 #: operation a rule binds, several levels of nested ``grad`` deep, comes from that line, dozens
 #: of funcgrad frames below it: staging reads the line from here instead of walking those
 #: frames for each operation (a walk makes Python materialise each fresh frame: a third of the

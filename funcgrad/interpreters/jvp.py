@@ -17,15 +17,9 @@ from funcgrad._stack_room import call_with_stack_room
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.backend import get_default_device, xp_for_device
 from funcgrad.compile import rules as _compile_rules
-from funcgrad.core import Primitive, Trace, Tracer, _trace_var, bind, bind1
-from funcgrad.errors import MissingRuleError, operation_source
-from funcgrad.interpreters.staging import (
-    attribute_to_user,
-    merges_repeats,
-    reserves_stack_room,
-    simplify_operation,
-)
-from funcgrad.interpreters.trace_cse import lookup, operation_key, remember
+from funcgrad.core import Primitive, Trace, Tracer, _trace_var, bind, bind1, tracer_types
+from funcgrad.errors import MissingRuleError
+from funcgrad.interpreters.staging import merges_repeats, process_nested, reserves_stack_room
 
 __all__ = [
     "Zero",
@@ -301,22 +295,17 @@ class DualTracer(Tracer):
     of forward mode (:class:`JVPTracer`, the tangent a value) and of linearize
     (``LinearizeTracer``, the tangent staged)."""
 
-    __slots__ = ("primal", "tangent", "_aval")
+    __slots__ = ("primal", "tangent", "aval")
 
     def __init__(self, trace: Trace, primal: Any, tangent: Any) -> None:
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
-        self._aval: ShapedArray | None = None
-
-    @property
-    def aval(self) -> ShapedArray:
-        # Kept once asked: nested, the primal is itself a dual number, and every level would
-        # otherwise ask the level below again (rules ask avals of their operands).
-        a = self._aval
-        if a is None:
-            a = self._aval = get_aval(self.primal)
-        return a
+        # The primal's, read once here as a plain attribute: rules ask the avals of their
+        # operands (more often than dual numbers are made), and nested, the primal is itself a
+        # dual number whose own aval is an attribute read.
+        self.aval: ShapedArray = (primal.aval if type(primal) in tracer_types
+                                  else get_aval(primal))
 
     def to_concrete_value(self) -> Any:
         p = self.primal
@@ -346,22 +335,8 @@ class JVPTrace(Trace):
         memo = self.memo
         if memo is None:
             return self._process(prim, args, params)
-        # Nested: what the rule binds is staged levels below, attributed to the user's line;
-        # an operation seen before is merged. In line rather than in wrappers: every operation
-        # passes here once per nesting level (attribute_to_user says why frames matter).
-        token = attribute_to_user(prim)
-        try:
-            key = operation_key(prim, args, params)
-            outs = lookup(memo, key)
-            if outs is None:
-                outs = simplify_operation(prim, args, params)
-                if outs is None:
-                    outs = self._process(prim, args, params)
-                remember(memo, key, args, outs)
-            return outs
-        finally:
-            if token is not None:
-                operation_source.reset(token)
+        # Nested: merged, simplified, attributed to the user's line (process_nested).
+        return process_nested(memo, prim, args, params, self._process)
 
     def _process(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
         primals: list[Any] = []

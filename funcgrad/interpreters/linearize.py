@@ -19,17 +19,21 @@ from funcgrad._stack_room import call_with_stack_room
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.compile.rules import roles
 from funcgrad.core import Primitive, Trace, _trace_var, bind, bind1, tracer_types
-from funcgrad.errors import operation_source
-from funcgrad.interpreters.jvp import DualTracer, Zero, get_jvp_rule, tangent_aval, zeros_like_aval
+from funcgrad.interpreters.jvp import (
+    DualTracer,
+    Zero,
+    get_jvp_rule,
+    jvp_rules,
+    tangent_aval,
+    zeros_like_aval,
+)
 from funcgrad.interpreters.staging import (
     PartialEvalTrace,
     StagingTracer,
-    attribute_to_user,
-    merged_or_simplified,
     merges_repeats,
+    process_nested,
     reserves_stack_room,
 )
-from funcgrad.interpreters.trace_cse import remember
 from funcgrad.ir import ClosedJaxpr, eval_jaxpr, sub_jaxprs, uses_any
 
 __all__ = [
@@ -115,7 +119,7 @@ class ForwardTangents:
         for t in tangents:
             if type(t) is not Zero:
                 d = (t.aval if type(t) in tracer_types else get_aval(t)).dtype
-                if d != dtype and d != float0 and (
+                if d is not dtype and d != dtype and d != float0 and (
                         d.kind != "c" or numpy.finfo(d).dtype != dtype):
                     return False
         return True
@@ -145,19 +149,8 @@ class LinearizeTrace(Trace):
         memo = self.memo
         if memo is None:
             return self._process(prim, args, params)
-        # Nested: what the rule binds is staged levels below, attributed to the user's line;
-        # an operation seen before is merged. In line rather than in wrappers: every operation
-        # passes here once per nesting level (attribute_to_user says why frames matter).
-        token = attribute_to_user(prim)
-        try:
-            key, outs = merged_or_simplified(memo, prim, args, params)
-            if outs is None:
-                outs = self._process(prim, args, params)
-            remember(memo, key, args, outs)
-            return outs
-        finally:
-            if token is not None:
-                operation_source.reset(token)
+        # Nested: merged, simplified, attributed to the user's line (process_nested).
+        return process_nested(memo, prim, args, params, self._process)
 
     def _process(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
         # One loop, not comprehensions: each is a call of its own in Python 3.11, and every
@@ -187,34 +180,39 @@ class LinearizeTrace(Trace):
             n_eqns = len(self.tangent_trace.eqns)
         forward = self.forward
         tangent_trace = self.tangent_trace
+        rule = jvp_rules.get(prim) or get_jvp_rule(prim)  # (get_jvp_rule: the missing rule's error)
         if forward is not None and forward.epsilon is None:
             if prim in backward_pass_primitives or (
                     prim.carries_jaxprs and _holds_backward_rule(params)):
                 forward.start_staging(tangent_trace)
+                p_outs = None
             else:
                 # Tangents are values: the rule runs on the parent, as forward mode's do.
                 token = _trace_var.set(self.parent)  # type: ignore[arg-type]
                 try:
-                    p_outs, t_outs = get_jvp_rule(prim)(primals, tangents, **params)
+                    p_outs, t_outs = rule(primals, tangents, **params)
                 finally:
                     _trace_var.reset(token)
-                if forward.keeps_precision(t_outs):
-                    return [p if type(t) is Zero else LinearizeTracer(self, p, t)
-                            for p, t in zip(p_outs, t_outs)]
-                # Again, staged: its primal operations are pure, bound twice at most.
-                forward.start_staging(tangent_trace)
-        token = _trace_var.set(tangent_trace)
-        try:
-            if forward is not None:
-                tangents = [forward.staged(t, tangent_trace) for t in tangents]
-            p_outs, t_outs = get_jvp_rule(prim)(primals, tangents, **params)
-        finally:
-            _trace_var.reset(token)
-        if observe is not None:
-            observe(prim, self.tangent_trace.eqns[n_eqns:])
-        return [
-            p if type(t) is Zero else LinearizeTracer(self, p, t) for p, t in zip(p_outs, t_outs)
-        ]
+                if not forward.keeps_precision(t_outs):
+                    # Again, staged: its primal operations are pure, bound twice at most.
+                    forward.start_staging(tangent_trace)
+                    p_outs = None
+        else:
+            p_outs = None
+        if p_outs is None:
+            token = _trace_var.set(tangent_trace)
+            try:
+                if forward is not None:
+                    tangents = [forward.staged(t, tangent_trace) for t in tangents]
+                p_outs, t_outs = rule(primals, tangents, **params)
+            finally:
+                _trace_var.reset(token)
+            if observe is not None:
+                observe(prim, self.tangent_trace.eqns[n_eqns:])
+        outs = []
+        for p, t in zip(p_outs, t_outs):
+            outs.append(p if type(t) is Zero else LinearizeTracer(self, p, t))
+        return outs
 
 
 class LinearizeResult:

@@ -8,13 +8,13 @@ right away; linearize uses it so primal work runs eagerly while tangent work is 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from contextvars import Token
 from typing import Any
 
 import numpy
 
 from funcgrad._gc import paused_gc
 from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.compile.keys import literal_key
 from funcgrad.compile.passes import simplify_equation
 from funcgrad.compile.rules import tracing_simplifiable_primitives, weak_arithmetic_primitives
 from funcgrad.core import (
@@ -39,14 +39,13 @@ from funcgrad.errors import (
     replayed_source,
     staging_source_info,
 )
-from funcgrad.interpreters.trace_cse import operation_key, remember
+from funcgrad.interpreters.trace_cse import operation_key
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 
 __all__ = [
     "StagingTrace", "PartialEvalTrace", "StagingTracer", "trace_to_jaxpr", "partial_eval_rules",
     "staging_below",
-    "simplify_operation", "merges_repeats", "reserves_stack_room", "attribute_to_user", "merge_or_stage",
-    "merged_or_simplified",
+    "simplify_operation", "merges_repeats", "reserves_stack_room", "process_nested", "merge_or_stage",
     "context_dependent_primitives",
 ]
 
@@ -162,6 +161,14 @@ def _is_unit(x: Any) -> bool:
     return False
 
 
+#: What :func:`simplify_operation` decided for each (primitive, operand pattern, params), where
+#: the decision names operands: the rules see only avals and the 0/1 literals (a pattern), so
+#: ``x * 1.0`` at every level of a nested ``grad`` is decided once. A value is a tuple of
+#: operand positions (the results are those operands) or None (no rewrite). Rewrites into
+#: other equations are not kept: they bind anew each time.
+_simplified: dict[Any, tuple[int, ...] | None] = {}
+
+
 def simplify_operation(prim: Primitive, args: Sequence[Any], params: dict) -> list | None:
     """``prim(*args)`` rewritten while tracing, or None: ``x * 1`` is ``x``, ``0 - x`` is
     ``-x`` ... (the rules of :data:`funcgrad.compile.rules.tracing_simplifiable_primitives`,
@@ -170,19 +177,35 @@ def simplify_operation(prim: Primitive, args: Sequence[Any], params: dict) -> li
     array that two names would then share."""
     if prim not in tracing_simplifiable_primitives:
         return None
-    for x in args:
-        if type(x) not in tracer_types and _is_unit(x):
-            break
-    else:
+    units = [_is_unit(x) for x in args]
+    if True not in units:
         return None
+    try:
+        key: Any = (prim, *[literal_key(x) if u else get_aval(x) for x, u in zip(args, units)],
+                    *params.items())
+        decided = _simplified.get(key, _simplified)
+    except TypeError:  # unhashable params
+        key, decided = None, _simplified
+    if decided is not _simplified:
+        if decided is None:
+            return None
+        outs = [args[i] for i in decided]
+        return outs if all(type(o) in tracer_types for o in outs) else None
     atoms: list[Var | Literal] = [
-        Literal(x) if _is_unit(x) else Var(get_aval(x)) for x in args
+        Literal(x) if u else Var(get_aval(x)) for x, u in zip(args, units)
     ]
     out_avals = abstract_eval_cached(prim, [a.aval for a in atoms], params)
     eqn = Eqn(prim, atoms, [Var(a) for a in out_avals], params)
     res = simplify_equation(eqn)
-    if res is None:
-        return None
+    if res is None or isinstance(res, list):
+        positions = None if res is None else [
+            next((i for i, b in enumerate(atoms) if b is a), None) for a in res]
+        if key is not None and (positions is None or None not in positions):
+            if len(_simplified) > 10_000:
+                _simplified.clear()
+            _simplified[key] = None if positions is None else tuple(positions)
+        if res is None:
+            return None
     env: dict[Any, Any] = {a: x for a, x in zip(atoms, args) if type(a) is Var}
     if isinstance(res, list):
         outs = [env.get(a) for a in res]
@@ -396,53 +419,83 @@ def reserves_stack_room(parent: Trace | None) -> bool:
     return n == 2
 
 
-def attribute_to_user(prim: Primitive) -> Token | None:
-    """Attribute what a nested differentiating trace's rule for ``prim`` binds to the user's
-    line of ``prim`` (:data:`~funcgrad.errors.operation_source`, set by the outermost such
-    trace; read by staging far below). Returns the token to reset
-    :data:`~funcgrad.errors.operation_source` with once the rule has run, or None: nothing set.
+def process_nested(memo: dict, prim: Primitive, args: Sequence[Any], params: dict,
+                   process: Callable[[Primitive, Sequence[Any], dict], list]) -> list:
+    """What a differentiating trace nested in another one or in staging does with ``prim``:
+    the results of the same operation seen before (in ``memo``,
+    :mod:`funcgrad.interpreters.trace_cse`), of a tracing rewrite (``x * 1`` is ``x``,
+    :func:`simplify_operation`), else ``process(prim, args, params)`` (its rule), remembered.
 
-    A higher-order primitive's rule may run the user's own code (custom derivative rules,
-    callbacks), whose operations have their own lines: under one, staging finds the line by
-    walking the stack again. (A token rather than a wrapper around the rule: every operation
-    passes here once per nesting level, and deep nesting pays for each Python frame a level
-    adds; benchmarks/README.md, "Why order 6 is slower per instruction".)
+    What the rule binds is attributed to the user's line of ``prim``
+    (:data:`~funcgrad.errors.operation_source`, set by the outermost such trace; read by staging
+    far below). A higher-order primitive's rule may run the user's own code (custom derivative
+    rules, callbacks), whose operations have their own lines: under one, staging finds the line
+    by walking the stack again.
+
+    Every operation passes here once per nesting level, so it is one frame, with the memo's
+    lookup and remembering (trace_cse's layout) in line: deep nesting pays for each Python frame
+    a level adds (benchmarks/README.md, "Why order 6 is slower per instruction").
     """
     src = operation_source.get()
     if prim.carries_jaxprs:
-        return None if src is None else operation_source.set(None)
-    return operation_source.set(user_source_info()) if src is None else None
-
-
-def merged_or_simplified(memo: dict, prim: Primitive, args: Sequence[Any],
-                         params: dict) -> tuple[Any, list | None]:
-    """``(key, outs)``: the results of the same operation seen before (in ``memo``,
-    :mod:`funcgrad.interpreters.trace_cse`) or of a tracing rewrite (``x * 1`` is ``x``,
-    :func:`simplify_operation`), else None: the caller computes them and remembers them under
-    ``key`` (``trace_cse.remember``)."""
-    key = operation_key(prim, args, params)
-    if key is not None:  # trace_cse.lookup, in line: tracing asks for every operation
-        hit = memo.get(key)
-        if hit is not None:
-            return None, hit[0]
-    if prim in tracing_simplifiable_primitives:
-        for x in args:  # a rewrite needs a concrete 0 or 1 among the operands
-            if type(x) not in tracer_types:
-                return key, simplify_operation(prim, args, params)
-    return key, None
+        token = None if src is None else operation_source.set(None)
+    else:
+        token = operation_source.set(user_source_info()) if src is None else None
+    try:
+        key = operation_key(prim, args, params)
+        if key is not None:
+            hit = memo.get(key)
+            if hit is not None:
+                return hit[0]
+        outs = None
+        if prim in tracing_simplifiable_primitives:
+            for x in args:  # a rewrite needs a concrete 0 or 1 among the operands
+                if type(x) not in tracer_types:
+                    outs = simplify_operation(prim, args, params)
+                    break
+        if outs is None:
+            outs = process(prim, args, params)
+        if key is not None:  # trace_cse.remember, in line
+            for o in outs:
+                if type(o) not in tracer_types:
+                    break
+            else:
+                memo[key] = (outs, args if type(args) is tuple else tuple(args))
+        return outs
+    finally:
+        if token is not None:
+            operation_source.reset(token)
 
 
 def merge_or_stage(trace: StagingTrace, prim: Primitive, args: Sequence[Any], params: dict,
                    src: SourceInfo | None) -> list:
-    """Stage ``prim(*args)`` on ``trace`` unless it merges with an operation staged already or
-    a tracing rewrite replaces it (:func:`merged_or_simplified`); ``src``: the user's line."""
-    key, outs = merged_or_simplified(trace.memo, prim, args, params)
+    """Stage ``prim(*args)`` on ``trace`` unless it merges with an operation staged already
+    (:mod:`funcgrad.interpreters.trace_cse`) or a tracing rewrite replaces it (``x * 1`` is
+    ``x``, :func:`simplify_operation`); ``src``: the user's line. The memo's lookup and
+    remembering are in line, as in :func:`process_nested`."""
+    memo = trace.memo
+    key = operation_key(prim, args, params)
+    if key is not None:
+        hit = memo.get(key)
+        if hit is not None:
+            return hit[0]
+    outs = None
+    if prim in tracing_simplifiable_primitives:
+        for x in args:  # a rewrite needs a concrete 0 or 1 among the operands
+            if type(x) not in tracer_types:
+                outs = simplify_operation(prim, args, params)
+                break
     if outs is None:
         outs = trace.stage(prim, args, params, src)
         # (A staging rewrite may make two keys' equations alike: those are not counted.)
         if key is not None and prim not in staging_rewrites:
             trace.merged += 1
-    remember(trace.memo, key, args, outs)
+    if key is not None:  # trace_cse.remember, in line
+        for o in outs:
+            if type(o) not in tracer_types:
+                break
+        else:
+            memo[key] = (outs, args if type(args) is tuple else tuple(args))
     return outs
 
 
@@ -509,5 +562,7 @@ def trace_to_jaxpr(
             name_user_line(e)
             raise
         closed = trace.to_jaxpr(list(outs))
-    trace.memo = {}  # it holds tracers that hold the trace: let them go now
+        # The memo holds tracers that hold the trace: let them go now, while the collector
+        # is still paused, so that what it frees is not counted as young objects left to walk.
+        trace.memo = {}
     return closed

@@ -13,10 +13,15 @@ level below. Nested ``jvp`` is the same story (``tanh(sin(x) x)``, order 8: 1387
 The interpreters' internal traces use it (linearize's tangent recording and, when nested
 inside another transformation, linearize and jvp themselves), and so does the staging of
 ``jit`` / ``make_jaxpr`` for the derivative work a nested differentiation binds into it; the
-user's own operations are recorded as written, operation for operation. Never merged: primitives with effects
-(:data:`funcgrad.ir.effectful_primitives`), higher-order primitives (their jaxprs may hold
-effects), results that are not tracers (concrete arrays a caller could write into), and
-operations whose params are not hashable.
+user's own operations are recorded as written, operation for operation. Never merged:
+primitives with effects (:data:`funcgrad.ir.effectful_primitives`), higher-order primitives
+(their jaxprs may hold effects), results that are not tracers (concrete arrays a caller could
+write into: never handed out twice), and operations whose params are not hashable.
+
+A memo maps each key to ``(outs, args)``: the results, and the operands, kept alive so that
+their ids (in the key) stay theirs. The lookups and the remembering are in line where traces
+process operations (:func:`funcgrad.interpreters.staging.process_nested` and
+:func:`~funcgrad.interpreters.staging.merge_or_stage`): every operation passes there.
 
 Example:
     >>> import funcgrad, funcgrad.numpy as fnp
@@ -45,7 +50,7 @@ from funcgrad.compile.rules import commutative_primitives
 from funcgrad.core import Primitive, tracer_types
 from funcgrad.ir import effectful_primitives
 
-__all__ = ["operation_key", "lookup", "remember"]
+__all__ = ["operation_key"]
 
 _SCALAR_TYPES = (float, int, bool, complex)
 
@@ -103,23 +108,3 @@ def operation_key(prim: Primitive, args: Sequence[Any], params: dict) -> Hashabl
     except TypeError:
         return None
     return key
-
-
-def lookup(memo: dict, key: Hashable | None) -> list[Any] | None:
-    """The results remembered under ``key`` (None: compute them)."""
-    if key is None:
-        return None
-    hit = memo.get(key)
-    return None if hit is None else hit[0]
-
-
-def remember(memo: dict, key: Hashable | None, args: Sequence[Any], outs: list[Any]) -> None:
-    """Remember ``outs`` under ``key`` when they are all tracers (a concrete result is a
-    fresh array its caller may write into: it is never handed out twice)."""
-    if key is None:
-        return
-    for o in outs:
-        if type(o) not in tracer_types:
-            return
-    # The operands stay alive: their ids stay theirs.
-    memo[key] = (outs, args if type(args) is tuple else tuple(args))
