@@ -315,6 +315,11 @@ def _simplify_add_of_scatter(eqn: Eqn, ins: list, f: Any) -> Any:
     slicing leaves behind (a zero array padded around u, then added), in one pass and no
     zeros. Registered on ``add`` and ``add_any``."""
     x, y = ins
+    producer = f.producer
+    px = producer.get(x) if type(x) is Var else None
+    py = producer.get(y) if type(y) is Var else None
+    if (px is None or px.prim is not scatter_add_p) and (py is None or py.prim is not scatter_add_p):
+        return None  # the usual case, told apart cheaply: every add of a sweep asks
     out = eqn.outvars[0]
     for s_, other in ((x, y), (y, x)):
         p = f.producer.get(s_) if type(s_) is Var else None
