@@ -1,7 +1,9 @@
 """PyTorch's ``torch.func`` recipes ported to ``funcgrad_nn.func`` (imports changed), replayed
 against PyTorch's results: model ensembling (``stack_module_state`` and ``vmap`` over
 ``functional_call``), per-sample gradients, Jacobians and Hessians of a model with BatchNorm
-in eval mode. ``fixtures/make_program_fixtures.py`` (``func``) holds the PyTorch program.
+in eval mode; the neural tangent kernel tutorial (Jacobian contraction and NTK-vector
+products) and an input-gradient saliency map. ``fixtures/make_program_fixtures.py``
+(``func``, ``ntk``) holds the PyTorch programs.
 """
 
 import numpy as np
@@ -17,7 +19,9 @@ from funcgrad_nn.func import (
     hessian,
     jacfwd,
     jacrev,
+    jvp,
     stack_module_state,
+    vjp,
     vmap,
 )
 from tests.funcgrad_nn.programs.fixtures.program_data import data
@@ -121,3 +125,42 @@ def test_maml_with_functional_call_grad_of_grad_and_vmap_over_tasks():
                                         0.3360758125782013, -0.2173885554075241])
     close(model[0].bias[:4], [-0.1344214528799057, -0.07180996239185333,
                               -0.16742920875549316, -0.15625527501106262])
+
+
+def test_neural_tangent_kernel_and_saliency():
+    ref = safetensors.numpy.load_file(str(HERE / "ntk.safetensors"))
+    model = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 8), nn.SiLU(), nn.Linear(8, 3))
+    model.load_state_dict({k[5:]: v for k, v in ref.items() if k.startswith("init.")})
+    model.to(DEVICE)
+    x1, x2 = dev(data("ntk"))
+    params = dict(model.named_parameters())
+
+    def fnet_single(params, x):
+        return functional_call(model, params, (x[None],))[0]
+
+    def ntk_jacobian_contraction(x1, x2, compute):
+        jac1 = vmap(jacrev(fnet_single), (None, 0))(params, x1).values()
+        jac2 = vmap(jacrev(fnet_single), (None, 0))(params, x2).values()
+        flat = lambda j: j.reshape(*j.shape[:2], -1)  # j.flatten(2)
+        einsum = {"full": "Naf,Mbf->NMab", "trace": "Naf,Maf->NM", "diagonal": "Naf,Maf->NMa"}
+        return fnp.stack([fnp.einsum(einsum[compute], flat(j1), flat(j2))
+                          for j1, j2 in zip(jac1, jac2)]).sum(0)
+
+    def ntk_vps(x1, x2):
+        def get_ntk(x1, x2):
+            output, vjp_fn = vjp(lambda p: fnet_single(p, x1), params)
+
+            def get_ntk_slice(vec):
+                return jvp(lambda p: fnet_single(p, x2), (params,), vjp_fn(vec))[1]
+
+            basis = fnp.eye(output.size, dtype=output.dtype).reshape(output.size, -1)
+            return vmap(get_ntk_slice)(basis)
+
+        return vmap(vmap(get_ntk, (None, 0)), (0, None))(x1, x2)
+
+    for compute in ("full", "trace", "diagonal"):
+        close(ntk_jacobian_contraction(x1, x2, compute), ref[compute])
+    close(ntk_vps(x1, x2), ref["vps"])
+    # saliency: |d top logit / d input| per sample (PyTorch: backward of the gathered scores)
+    top = lambda x: fnp.max(model(x[None])[0])
+    close(fnp.abs(vmap(grad(top))(x1)), ref["saliency"])
