@@ -24,8 +24,10 @@ from funcgrad.avals import get_aval
 from funcgrad.backend import device_put
 from funcgrad.core import Tracer
 from funcgrad.errors import AxisError
+from funcgrad.ops import elementwise as _ew
 from funcgrad.ops import reductions
 from funcgrad.ops.control_flow.scans import scan
+from funcgrad.ops.custom_derivatives import custom_jvp
 
 __all__ = ["ufunc_method", "install", "ufunc", "frompyfunc"]
 
@@ -219,6 +221,61 @@ def _fold_dtype(fn: Any, a: Any, dtype: Any) -> Any:
     return fnp.asarray(fn(one, one)).dtype
 
 
+def _shifted(x: Any, axis: int, k: int) -> Any:
+    """``x`` moved ``k`` places forward along ``axis``, zeros coming in: ``out[i] = x[i - k]``."""
+    n = x.shape[axis]
+    body = x[(slice(None),) * axis + (slice(0, max(n - k, 0)),)]
+    widths = [(0, 0)] * x.ndim
+    widths[axis] = (min(k, n), 0)
+    return fnp.pad(body, widths)
+
+
+def _linear_recurrence(a: Any, c: Any, axis: int) -> Any:
+    """``t[i] = a[i] t[i-1] + c[i]`` along ``axis`` (``t[-1] = 0``), in log2(n) doubling
+    steps: linear in ``c``, so it transposes."""
+    k, n = 1, c.shape[axis]
+    while k < n:
+        c = _ew.add(c, _ew.mul(a, _shifted(c, axis, k)))
+        a = _ew.mul(a, _shifted(a, axis, k))
+        k *= 2
+    return c
+
+
+def _folded_extremum(name: str, prim: Any) -> Any:
+    """The running max/min of floats as jax.numpy's ``maximum.accumulate`` defines it: values
+    from the fast primitive; the derivative of the left fold ``y[i] = maximum(y[i-1], x[i])``,
+    where a tie gives half to each side at every step (lax.max's rule), so ties down a run
+    share the tangent in halves, and a NaN gets none (``lax.cummax`` differs: its tree)."""
+
+    def run(x: Any, axis: int) -> Any:
+        return prim(x, axis=axis)
+
+    f = custom_jvp(run, nondiff_argnums=(1,))
+
+    @f.defjvp
+    def _jvp(axis: int, primals: tuple, tangents: tuple) -> tuple:
+        (x,), (t,) = primals, tangents
+        y = run(x, axis)
+        with_prev = _ew.eq(_shifted(y, axis, 1), y)
+        with_new = _ew.eq(x, y)
+        one, half, zero = (fnp.asarray(v, dtype=y.dtype) for v in (1.0, 0.5, 0.0))
+        keep = fnp.where(with_prev, fnp.where(with_new, half, one), zero)
+        take = fnp.where(with_new, fnp.where(with_prev, half, one), zero)
+        first = _shifted(fnp.ones_like(y), axis, 1)  # 0 at the first element, 1 after
+        # the first element is x[0] itself: all of its tangent, nothing carried in
+        keep = _ew.mul(keep, first)
+        take = fnp.where(_ew.eq(first, 0), one, take)
+        return y, _linear_recurrence(keep, _ew.mul(take, t), axis)
+
+    f.__name__ = name
+    return f
+
+
+#: cummax/cummin of floats with jax.numpy's maximum/minimum.accumulate derivative
+_FOLDED_EXTREMA = {"cummax": _folded_extremum("cummax", reductions.cummax),
+                   "cummin": _folded_extremum("cummin", reductions.cummin)}
+
+
 def _accumulate(fn: Any, a: Any, axis: int = 0, dtype: Any = None, out: Any = None) -> Any:
     if out is not None:
         raise TypeError(f"{fn.__name__}.accumulate: out= is not supported (funcgrad arrays "
@@ -228,7 +285,11 @@ def _accumulate(fn: Any, a: Any, axis: int = 0, dtype: Any = None, out: Any = No
     if dtype is not None:  # NumPy's loop runs in dtype: the inputs are cast, not the result
         a = a.astype(dtype)
     cumulative = _ACCUMULATORS.get(fn.__name__)
-    if cumulative is not None:
+    if cumulative in _FOLDED_EXTREMA and a.dtype.kind == "f":
+        # (the axis checked as the primitive checks it: rank >= 1, an int in range)
+        res = _FOLDED_EXTREMA[cumulative](
+            a, reductions._cum_wrapper_args(f"{fn.__name__}.accumulate", a, axis))
+    elif cumulative is not None:
         res = getattr(fnp, cumulative, None) or getattr(reductions, cumulative)
         res = res(a, axis=axis)
     else:

@@ -214,3 +214,30 @@ def test_at_of_any_ufunc_takes_host_indices_on_a_device_array():
     want = a.copy()
     np.power.at(want, idx, 2.0)
     np.testing.assert_array_equal(host(fnp.power.at(dev(a), idx, 2.0, inplace=False)), want)
+
+
+def test_maximum_minimum_accumulate_ties_follow_jax_left_fold() -> None:
+    # jnp.maximum.accumulate is a left fold y[i] = maximum(y[i-1], x[i]) whose every tie
+    # splits the tangent in half (lax.max's rule), and a NaN gets none; lax.cummax differs
+    # (its scan tree). Weighted gradients from JAX 0.10.2, weights 1..n:
+    w = np.arange(1.0, 8.0)
+    cases = [
+        ("maximum", [1.0, 1.0, 0.0, 2.0, 2.0], [3.5, 2.5, 0.0, 6.5, 2.5]),
+        ("maximum", [3.0] * 7, [3.859375, 2.859375, 3.71875, 4.4375, 4.875, 4.75, 3.5]),
+        ("minimum", [2.0, 1.0, 2.0, 0.0, 2.0], [1.0, 5.0, 0.0, 9.0, 0.0]),
+        ("maximum", [1.0, np.nan, 2.0, 3.0], [1.0, 0.0, 0.0, 0.0]),
+    ]
+    for name, x, want in cases:
+        acc = getattr(fnp, name).accumulate
+
+        def loss(t, acc=acc, n=len(x)):
+            return fnp.sum(acc(t) * dev(w[:n]))
+
+        x = dev(np.array(x))
+        np.testing.assert_array_equal(host(funcgrad.grad(loss)(x)), want)
+        np.testing.assert_array_equal(host(funcgrad.jit(funcgrad.grad(loss))(x)), want)
+    a = dev(np.array([[1.0, 2.0, 2.0], [1.0, 0.0, 3.0]]))
+    g = funcgrad.vmap(funcgrad.grad(lambda t: fnp.sum(fnp.maximum.accumulate(t))))(a)
+    np.testing.assert_array_equal(host(g), [[1.0, 1.5, 0.5], [2.0, 0.0, 1.0]])
+    np.testing.assert_array_equal(host(fnp.maximum.accumulate(a, axis=1)),
+                                  [[1.0, 2.0, 2.0], [1.0, 1.0, 3.0]])
