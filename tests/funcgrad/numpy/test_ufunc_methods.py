@@ -228,10 +228,10 @@ def test_maximum_minimum_accumulate_ties_follow_jax_left_fold() -> None:
         ("maximum", [1.0, np.nan, 2.0, 3.0], [1.0, 0.0, 0.0, 0.0]),
     ]
     for name, x, want in cases:
-        acc = getattr(fnp, name).accumulate
+        acc, weights = getattr(fnp, name).accumulate, dev(w[:len(x)])
 
-        def loss(t, acc=acc, n=len(x)):
-            return fnp.sum(acc(t) * dev(w[:n]))
+        def loss(t, acc=acc, weights=weights):
+            return fnp.sum(acc(t) * weights)
 
         x = dev(np.array(x))
         np.testing.assert_array_equal(host(funcgrad.grad(loss)(x)), want)
