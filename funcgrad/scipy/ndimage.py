@@ -4,7 +4,10 @@ boundary mode, and the prefilters ``spline_filter1d``/``spline_filter``:
 :mod:`funcgrad.scipy._ndimage_interpolation`) and the filters (``correlate``/``convolve`` in
 1-D and n-D, ``gaussian_filter``, ``uniform_filter``, ``minimum``/``maximum``/``median``/
 ``rank``/``percentile_filter``, ``sobel``, ``prewitt``, ``laplace``, ``gaussian_laplace``,
-``gaussian_gradient_magnitude``: :mod:`funcgrad.scipy._ndimage_filters`).
+``gaussian_gradient_magnitude``: :mod:`funcgrad.scipy._ndimage_filters`), binary
+morphology and ``distance_transform_edt`` (:mod:`funcgrad.scipy._ndimage_morphology`), and
+``label``/``find_objects`` with the per-label statistics
+(:mod:`funcgrad.scipy._ndimage_measurements`).
 
 Written with matrix products, gathers and selects: differentiable in ``input`` (linear) and
 in the coordinates; ``jit`` and ``vmap`` work.
@@ -48,6 +51,31 @@ from funcgrad.scipy._ndimage_interpolation import (
     spline_filter1d,
     zoom,
 )
+from funcgrad.scipy._ndimage_measurements import (
+    center_of_mass,
+    find_objects,
+    label,
+    maximum,
+    maximum_position,
+    mean,
+    median,
+    minimum,
+    minimum_position,
+    standard_deviation,
+    sum,
+    sum_labels,
+    variance,
+)
+from funcgrad.scipy._ndimage_morphology import (
+    binary_closing,
+    binary_dilation,
+    binary_erosion,
+    binary_fill_holes,
+    binary_opening,
+    distance_transform_edt,
+    generate_binary_structure,
+    iterate_structure,
+)
 
 __all__ = [
     "map_coordinates", "affine_transform", "shift", "zoom", "rotate", "spline_filter1d",
@@ -55,5 +83,9 @@ __all__ = [
     "gaussian_filter1d", "gaussian_filter", "uniform_filter1d", "uniform_filter",
     "minimum_filter1d", "maximum_filter1d", "minimum_filter", "maximum_filter",
     "median_filter", "rank_filter", "percentile_filter", "sobel", "prewitt", "laplace",
-    "gaussian_laplace", "gaussian_gradient_magnitude",
+    "gaussian_laplace", "gaussian_gradient_magnitude", "generate_binary_structure",
+    "iterate_structure", "binary_erosion", "binary_dilation", "binary_opening",
+    "binary_closing", "binary_fill_holes", "distance_transform_edt", "label", "find_objects",
+    "sum_labels", "sum", "mean", "variance", "standard_deviation", "minimum", "maximum",
+    "median", "minimum_position", "maximum_position", "center_of_mass",
 ]
