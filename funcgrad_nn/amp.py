@@ -510,6 +510,10 @@ class GradScaler:
                 raise TypeError(f"GradScaler.{fname}: the gradients are traced values "
                                 "(inside jit/grad); call it on the concrete gradients the "
                                 "step returns")
+            if numpy.dtype(g.dtype) == numpy.float16:
+                # PyTorch's rule: loss scaling is for float32 parameters under autocast;
+                # float16 gradients of float16 parameters would overflow when unscaled back
+                raise ValueError("Attempting to unscale FP16 gradients.")
             found = found or not bool(fnp.all(fnp.isfinite(g)))
             if in_place and is_writeable(g):
                 g *= inv.astype(g.dtype) if numpy.dtype(g.dtype).kind == "f" else inv

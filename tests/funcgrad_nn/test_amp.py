@@ -215,6 +215,8 @@ def test_grad_scaler_rules():
         s.unscale_("opt", g)
     with pytest.raises(TypeError, match="pass the gradients"):
         s.unscale_("other")
+    with pytest.raises(ValueError, match="Attempting to unscale FP16 gradients"):
+        s.unscale_("half", {"w": dev(np.ones(2, F16))})
     with pytest.raises(ValueError, match="growth factor must be > 1.0"):
         nn.amp.GradScaler("cpu", growth_factor=0.5)
     with pytest.raises(ValueError, match="backoff factor must be < 1.0"):
