@@ -255,7 +255,7 @@ def _folded_extremum(name: str, prim: Any) -> Any:
     @f.defjvp
     def _jvp(axis: int, primals: tuple, tangents: tuple) -> tuple:
         (x,), (t,) = primals, tangents
-        y = run(x, axis)
+        y = f(x, axis)  # (itself, so that derivatives of this rule keep it)
         with_prev = _ew.eq(_shifted(y, axis, 1), y)
         with_new = _ew.eq(x, y)
         one, half, zero = (fnp.asarray(v, dtype=y.dtype) for v in (1.0, 0.5, 0.0))

@@ -241,3 +241,7 @@ def test_maximum_minimum_accumulate_ties_follow_jax_left_fold() -> None:
     np.testing.assert_array_equal(host(g), [[1.0, 1.5, 0.5], [2.0, 0.0, 1.0]])
     np.testing.assert_array_equal(host(fnp.maximum.accumulate(a, axis=1)),
                                   [[1.0, 2.0, 2.0], [1.0, 1.0, 3.0]])
+    # second order through the same rule (JAX 0.10.2's hessian; it was not symmetric)
+    h = funcgrad.hessian(lambda t: fnp.sum(fnp.maximum.accumulate(t) ** 2 * dev(w[:4])))
+    np.testing.assert_array_equal(host(h(dev(np.array([1.0, 1.0, 2.0, 0.0])))),
+                                  [[3, 1, 0, 0], [1, 1, 0, 0], [0, 0, 14, 0], [0, 0, 0, 0]])
