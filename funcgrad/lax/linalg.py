@@ -29,6 +29,7 @@ from funcgrad.api_vmap import vmap
 from funcgrad.custom_derivatives import custom_jvp
 from funcgrad.errors import NonDifferentiableError
 from funcgrad.lax._common import aval_of
+from funcgrad.ops import banded as _banded
 from funcgrad.ops import schur as _schur
 
 # the primitives funcgrad's jaxprs hold for these operations, under jax.lax.linalg's names (an
@@ -362,13 +363,19 @@ def tridiagonal_solve(dl: Array, d: Array, du: Array, b: Array, *,
     if ba.ndim < 2 or ba.shape[-2] != n:
         raise ValueError(f"lax.linalg.tridiagonal_solve: b must have shape (..., {n}, k), got "
                          f"{ba.shape}")
-    # Through the dense matrix (row i: dl[i], d[i], du[i] around the diagonal): O(n^3)
-    # rather than the Thomas algorithm's O(n), but the dense solve's derivative, batching
-    # and pivoting (stability) rules apply unchanged.
-    mat = (d[..., :, None] * fnp.eye(n, dtype=da.dtype)
-           + du[..., :, None] * fnp.eye(n, k=1, dtype=da.dtype)
-           + dl[..., :, None] * fnp.eye(n, k=-1, dtype=da.dtype))
-    return fnp.linalg.solve(mat, b)
+    # A band solve (LU with partial pivoting, as LAPACK's gtsv): O(n), where a dense matrix
+    # would take O(n^2) memory; band storage rows: du shifted right, d, dl shifted left.
+    dt = fnp.result_type(dl, d, du, b)
+    if dt.kind not in "fc":
+        dt = numpy.dtype(numpy.float64)
+    dl, d, du, b = (fnp.asarray(v).astype(dt) for v in (dl, d, du, b))
+    zero = fnp.zeros_like(d[..., :1])
+    ab = fnp.stack([fnp.concatenate([zero, du[..., :-1]], axis=-1), d,
+                    fnp.concatenate([dl[..., 1:], zero], axis=-1)], axis=-2)
+    batch = numpy.broadcast_shapes(fnp.shape(ab)[:-2], fnp.shape(b)[:-2])
+    ab = fnp.broadcast_to(ab, batch + fnp.shape(ab)[-2:])
+    b = fnp.broadcast_to(b, batch + fnp.shape(b)[-2:])
+    return _banded.banded_solve(ab, b, lower=1, upper=1)
 
 
 def symmetric_product(a_matrix: Array, c_matrix: Array, *, alpha: float = 1.0,
