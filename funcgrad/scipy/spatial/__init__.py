@@ -1,5 +1,6 @@
 """funcgrad.scipy.spatial: ``transform`` (``Rotation``, ``Slerp``), as
-``jax.scipy.spatial``.
+``jax.scipy.spatial``; and SciPy's ``distance`` (``cdist``, ``pdist``, ``squareform``, the
+pairwise metrics), ``distance_matrix`` and ``minkowski_distance``.
 
 Example:
     >>> from funcgrad.scipy.spatial import transform
@@ -9,6 +10,7 @@ Example:
            [0., 0., 1.]])
 """
 
-from funcgrad.scipy.spatial import transform  # noqa: F401
+from funcgrad.scipy.spatial import distance, transform
+from funcgrad.scipy.spatial.distance import distance_matrix, minkowski_distance
 
-__all__ = ["transform"]
+__all__ = ["transform", "distance", "distance_matrix", "minkowski_distance"]
