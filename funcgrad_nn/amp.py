@@ -246,25 +246,34 @@ def autocast_inputs(op: str, *args: Any) -> tuple[Any, ...]:
         return args
     if policy == UNSAFE:
         raise RuntimeError(_UNSAFE_MESSAGES[op])
-    if policy == PROMOTE:
-        floats = [numpy.dtype(a.dtype) for a in args if _floating(a)]
-        if not floats:
-            return args
-        widest = numpy.result_type(*floats)
-        return tuple(a.astype(widest) if _floating(a) and a.dtype != widest else a
-                     for a in args)
-    if policy == INPUT:
-        first = next((a for a in args if _floating(a)), None)
-        if first is None:
-            return args
-        target = numpy.dtype(first.dtype)
-        return tuple(a.astype(target) if _floating(a) and a.dtype != target else a
-                     for a in args)
-    target = dtype if policy == LOWER else numpy.dtype(numpy.float32)
-    # PyTorch casts the floating arguments that are not float64 (cached_cast's
-    # is_eligible): a float64 model under autocast stays float64.
+    target = _TARGETS[policy](args, dtype)
+    if target is None:
+        return args
+    # PyTorch casts the floating arguments that are not float64 (cached_cast's is_eligible:
+    # a float64 model under autocast stays float64); promote/input take every float along
+    keep64 = policy in (LOWER, FP32)
     return tuple(a.astype(target) if _floating(a) and a.dtype != target
-                 and numpy.dtype(a.dtype) != numpy.float64 else a for a in args)
+                 and not (keep64 and numpy.dtype(a.dtype) == numpy.float64) else a
+                 for a in args)
+
+
+def _widest(args: tuple[Any, ...], dtype: numpy.dtype) -> numpy.dtype | None:
+    floats = [numpy.dtype(a.dtype) for a in args if _floating(a)]
+    return numpy.result_type(*floats) if floats else None
+
+
+def _first(args: tuple[Any, ...], dtype: numpy.dtype) -> numpy.dtype | None:
+    first = next((a for a in args if _floating(a)), None)
+    return None if first is None else numpy.dtype(first.dtype)
+
+
+#: policy -> the dtype the floating arguments are cast to (given them and the autocast dtype)
+_TARGETS: dict[str, Callable[[tuple[Any, ...], numpy.dtype], numpy.dtype | None]] = {
+    LOWER: lambda args, dtype: dtype,
+    FP32: lambda args, dtype: numpy.dtype(numpy.float32),
+    PROMOTE: _widest,
+    INPUT: _first,
+}
 
 
 @contextlib.contextmanager
