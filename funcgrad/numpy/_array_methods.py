@@ -12,7 +12,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
-from funcgrad.backend import device_of
+from funcgrad.backend import device_of, get_default_device
 from funcgrad.config import dtype_promotion, override, promotion_checks
 from funcgrad.core import Tracer, _trace_var
 from funcgrad.numpy import _ufunc_methods
@@ -286,6 +286,11 @@ def _install() -> None:
     Tracer.weak_type = property(lambda self: self.aval.weak_type)  # type: ignore[attr-defined]
     Tracer.__array_namespace__ = (  # type: ignore[attr-defined]
         lambda self, api_version=None: fnp)
+    # the array API's device attribute, which array-API code reads to make arrays beside
+    # this one (xp.zeros(n, device=x.device)): the device of the traced value, as NumPy
+    # arrays answer "cpu" (jax.Array tracers have none)
+    Tracer.device = property(  # type: ignore[attr-defined]
+        lambda self: self.aval.device or get_default_device())
 
 
 def _array_ufunc(self: Any, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:

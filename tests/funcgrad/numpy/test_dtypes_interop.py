@@ -150,3 +150,22 @@ def test_ml_dtypes_names_say_why_they_are_missing(name):
         getattr(fnp, name)
     with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
         fnp.not_a_name  # noqa: B018
+
+
+def test_array_api_code_traces_with_namespace_and_device() -> None:
+    # Array-API code asks an array for its namespace and device and makes new arrays there:
+    # traced values answer as the concrete arrays do (funcgrad.numpy; the value's device)
+    def standardize(x):
+        xp = x.__array_namespace__()
+        ones = xp.ones(x.shape[-1], dtype=x.dtype, device=x.device)
+        return (x - xp.mean(x)) * ones
+
+    x = dev(np.array([1.0, 2.0, 4.0]))
+    want = np.array([-4.0, -1.0, 5.0]) / 3
+    np.testing.assert_allclose(host(funcgrad.jit(standardize)(x)), want)
+    np.testing.assert_allclose(host(funcgrad.vmap(standardize)(fnp.stack([x, x]))), [want, want])
+    g = funcgrad.grad(lambda v: fnp.sum(standardize(v) ** 2))(x)
+    np.testing.assert_allclose(host(g), 2 * want)
+    seen = []
+    funcgrad.jit(lambda v: seen.append(v.device) or v)(x)
+    assert seen == [funcgrad.backend.device_of(x) or "cpu"]  # "strict" in the strict pass
