@@ -9,6 +9,7 @@ Bit layout: JAX's default ``threefry2x32`` implementation with ``jax_threefry_pa
 on (JAX's default since 0.5): element ``i`` (row-major) of a draw of ``shape`` hashes the
 64-bit counter ``i`` split into ``(high word, low word)``; ``split`` keeps the two output words,
 ``random_bits`` XORs them for 32-bit draws and concatenates them (high, low) for 64-bit ones.
+With the flag off, JAX's original layout (``_threefry_random_bits_original``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from typing import Any, NamedTuple
 
 import numpy
@@ -24,6 +26,7 @@ import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _sh
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device
+from funcgrad.config import register_flag
 from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.errors import ConcretizationError
 from funcgrad.lax._rng import rng_bit_generator
@@ -50,6 +53,14 @@ _MASK32 = 0xFFFFFFFF
 _UINT_FOR_BITS = {8: numpy.dtype(numpy.uint8), 16: numpy.dtype(numpy.uint16), 32: _U32, 64: _U64}
 
 Array = Any
+
+#: JAX's flag jax_threefry_partitionable (on by default since JAX 0.5): off, split and bits
+#: use JAX's original layout (the counters 0, 1, ..., n - 1 hashed as one array), what JAX
+#: drew before 0.5. Read when a key function runs (or is traced: a jitted function keeps the
+#: layout it was traced with until its cache is cleared).
+_partitionable: ContextVar[bool] = ContextVar("funcgrad_threefry_partitionable", default=True)
+register_flag("jax_threefry_partitionable", _partitionable.get,
+              lambda v: _partitionable.set(bool(v)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -211,7 +222,40 @@ def random_bits(key: Any, bit_width: int, shape: tuple[int, ...]) -> Array:
     return _threefry_random_bits(key, bit_width, shape)
 
 
+def _iota_u32(n: int, like: Any) -> Any:
+    """``0, 1, ..., n - 1`` as uint32 counters on ``like``'s device."""
+    return device_put(numpy.arange(n, dtype=_U32), _device_of(like))
+
+
+def _threefry_random_bits_original(key: Any, bit_width: int,
+                                   shape: tuple[int, ...]) -> Array:
+    """JAX's bits without jax_threefry_partitionable: ``ceil(bit_width * size / 32)``
+    counters hashed as one array; 64-bit draws join its two halves (high, low), 8/16-bit
+    ones split each word from its low bits up."""
+    size = math.prod(shape)
+    count = -(-bit_width * size // 32)
+    bits = threefry_2x32(key, _iota_u32(count, key))
+    dt = _UINT_FOR_BITS[bit_width]
+    if bit_width == 64:
+        half = count // 2
+        hi = _ew.convert_element_type(_sh.static_slice(bits, (0,), (half,)), _U64)
+        lo = _ew.convert_element_type(_sh.static_slice(bits, (half,), (count,)), _U64)
+        bits = _ew.or_(_ew.shift_left(hi, numpy.uint64(32)), lo)
+    elif bit_width < 32:
+        per = 32 // bit_width
+        words = _sh.broadcast_to(_sh.reshape(bits, (count, 1)), (count, per))
+        shifts = device_put(numpy.broadcast_to(
+            numpy.arange(per, dtype=_U32) * numpy.uint32(bit_width), (count, per)),
+            _device_of(key))
+        parts = _ew.and_(_ew.shift_right(words, shifts), numpy.uint32((1 << bit_width) - 1))
+        bits = _sh.static_slice(_sh.reshape(_ew.convert_element_type(parts, dt),
+                                            (count * per,)), (0,), (size,))
+    return _sh.reshape(bits, shape)
+
+
 def _threefry_random_bits(key: Any, bit_width: int, shape: tuple[int, ...]) -> Array:
+    if not _partitionable.get():
+        return _threefry_random_bits_original(key, bit_width, shape)
     b1, b2 = _hash_shape(key, shape)
     dt = _UINT_FOR_BITS[bit_width]
     if bit_width == 64:
@@ -227,6 +271,10 @@ def split2(key: Any, num: int = 2) -> list[Any]:
     if isinstance(key, PRNGKeyArray):
         keys = _IMPL_OPS[key._impl].split(key._data, (num,))
         return [key._rewrap(_sh.reshape(_sh.static_slice(keys, (i, 0), (i + 1, 4)), (4,)))
+                for i in range(num)]
+    if not _partitionable.get():
+        keys = _threefry_split(key, (num,))
+        return [_sh.reshape(_sh.static_slice(keys, (i, 0), (i + 1, 2)), (2,))
                 for i in range(num)]
     b1, b2 = _hash_shape(key, (num,))
     return [_sh.concatenate([_sh.static_slice(b1, (i,), (i + 1,)), _sh.static_slice(b2, (i,), (i + 1,))], 0)
@@ -480,6 +528,9 @@ class _ImplOps(NamedTuple):
 
 
 def _threefry_split(key: Any, shape: tuple[int, ...]) -> Any:
+    if not _partitionable.get():  # JAX's original layout: 2n counters hashed as one array
+        n = math.prod(shape)
+        return _sh.reshape(threefry_2x32(key, _iota_u32(2 * n, key)), (*shape, 2))
     b1, b2 = _hash_shape(key, shape)
     return _sh.concatenate([_sh.reshape(b1, (*shape, 1)), _sh.reshape(b2, (*shape, 1))],
                            len(shape))

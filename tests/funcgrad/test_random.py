@@ -485,3 +485,30 @@ def test_degenerate_parameters_give_jax_values_without_warnings() -> None:
             np.testing.assert_array_equal(h(f(zero)), np.array(want))
         for (_, want), got in zip(staged, both(zero)):
             np.testing.assert_array_equal(h(got), np.array(want))
+
+
+def test_threefry_partitionable_off_is_jaxs_original_layout() -> None:
+    # JAX 0.10.2 (x64) with jax_threefry_partitionable=False (JAX's layout before 0.5)
+    k = dev(R.key(0))
+    with funcgrad.config.flag_scope("jax_threefry_partitionable", False):
+        assert h(R.key_data(R.split(k))).tolist() == [[4146024105, 967050713],
+                                                      [2718843009, 1272950319]]
+        assert h(R.key_data(R.split(k, (2, 2))))[1].tolist() == [[433833334, 4221794875],
+                                                                 [839183663, 3740430601]]
+        assert h(R.split(dev(R.PRNGKey(7)), 3))[2].tolist() == [2900896126, 1402713516]
+        assert h(R.key_data(R.fold_in(k, 5))).tolist() == [1524306142, 1887795613]
+        assert h(R.bits(k, (5,), np.uint32)).tolist() == [2467461003, 428148500, 1688610540,
+                                                         3840466878, 2562233961]
+        assert h(R.bits(k, (3,), np.uint64)).tolist() == [
+            10597664315880824766, 1838883807893689961, 13686855971547664781]
+        assert h(R.bits(k, (5,), np.uint8)).tolist() == [143, 35, 95, 55, 29]
+        assert h(R.bits(k, (3,), np.uint16)).tolist() == [9103, 14175, 5405]
+        rk = dev(R.PRNGKey(7))
+        assert h(R.randint(rk, (4,), 0, 100)).tolist() == [31, 70, 51, 5]
+        assert h(R.permutation(rk, 6)).tolist() == [5, 1, 4, 0, 3, 2]
+        assert_allclose(R.uniform(rk, (3,)), np.array(
+            [0.06438560513366842, 0.20069242680338606, 0.4437196409158861]), rtol=1e-15)
+        keys = R.split(k, 2)
+        assert h(funcgrad.vmap(lambda kk: R.bits(kk, (3,), np.uint32))(keys)).tolist() == [
+            [2384771982, 2983891053, 1278412471], [3746991216, 476962823, 1190051861]]
+    assert h(R.key_data(R.split(k)))[0].tolist() == [1797259609, 2579123966]  # on again
