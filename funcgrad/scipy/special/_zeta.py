@@ -99,12 +99,18 @@ def _hurwitz_values(x: Any, q: Any) -> Any:
     return fnp.where(ok, out, numpy.nan)
 
 
+_REFLECT_BELOW = -0.5
+_LOG_MAX = math.log(float(numpy.finfo(numpy.float64).max))
+
+
 def _riemann_values(x: Any) -> Any:
-    """zeta(x) for every real x: Euler-Maclaurin for x >= 0, the reflection formula
+    """zeta(x) for every real x: Euler-Maclaurin for x >= -1/2 (accurate to rounding there:
+    the reflection formula near 0 would need zeta(1 - x) at its pole, where rounding 1 - x
+    costs digits: zeta(-2.5e-8) lost 8), the reflection formula
     zeta(x) = 2^x pi^(x-1) sin(pi x / 2) Gamma(1 - x) zeta(1 - x) below (in logs, so the
     values far out, up to ~1e300, neither overflow early nor lose precision)."""
     fnp = _fnp()
-    neg = x < 0
+    neg = x < _REFLECT_BELOW
     x_pos = fnp.where(neg | (x == 1) | fnp.isnan(x) | (x == numpy.inf), 2.0, x)
     pos = _hurwitz_em(x_pos, fnp.ones_like(x_pos))
     x_n = fnp.where(neg & fnp.isfinite(x), x, -1.0)
@@ -113,11 +119,17 @@ def _riemann_values(x: Any) -> Any:
     # sin(pi x / 2) with x reduced modulo 4 first: exact for large |x|.
     r = x_n - 4.0 * fnp.floor(0.25 * x_n)
     sin = fnp.sin(0.5 * math.pi * r)
-    mag = fnp.exp(x_n * math.log(2.0) + (x_n - 1.0) * math.log(math.pi) + _sp.lgamma(1.0 - x_n))
-    refl = sin * mag * _hurwitz_em(1.0 - x_n, fnp.ones_like(x_n))
-    # The trivial zeros are exactly 0 (sin(pi) rounds to 1e-16), with the formula's
-    # derivative (zeta'(-2n) is not 0).
-    refl = fnp.where(even, refl - _ew.stop_gradient(refl), refl)
+    log_mag = x_n * math.log(2.0) + (x_n - 1.0) * math.log(math.pi) + _sp.lgamma(1.0 - x_n)
+    # Beyond the largest float the value is +-inf (zeta(1 - x) >= 1): exp would warn there.
+    huge = log_mag > _LOG_MAX
+    mag = fnp.exp(fnp.where(huge, 0.0, log_mag))
+    x_m = fnp.where(huge, -1.0, x_n)  # zeta(1 - x) there is 1 (and its sum would overflow)
+    refl = sin * mag * _hurwitz_em(1.0 - x_m, fnp.ones_like(x_m))
+    # The trivial zeros are exactly 0 (sin(pi) rounds to 1e-16, and 0 * inf would be nan far
+    # out), with the formula's derivative where it is finite (zeta'(-2n) is not 0).
+    zero = refl - _ew.stop_gradient(refl)
+    refl = fnp.where(huge, fnp.where(sin < 0, -numpy.inf, numpy.inf), refl)
+    refl = fnp.where(even, zero, refl)
     out = fnp.where(neg, refl, pos)
     out = fnp.where(x == 1, numpy.inf, out)
     out = fnp.where(x == numpy.inf, 1.0, out)

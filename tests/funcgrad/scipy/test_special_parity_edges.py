@@ -141,3 +141,24 @@ def test_agm():
     ga, gb = funcgrad.grad(fsp.agm, argnums=(0, 1))(24.0, 6.0)
     # Homogeneous of degree 1: a da + b db = agm.
     assert abs(24.0 * float(ga) + 6.0 * float(gb) - 13.458171481725614) < 1e-12
+
+
+def test_riemann_zeta_near_zero_and_far_out_negative():
+    # Left of 0 the reflection formula needed zeta(1 - x) at its pole (rounding 1 - x cost
+    # zeta(-2.5e-8) eight digits); far out it made 0 * inf = nan at the trivial zeros (SciPy:
+    # zeta(-1000) = 0) and warned. Values: mpmath (30 digits) and SciPy 1.17.
+    x = [-2.5e-8, -1e-3, -0.3, -0.5, -0.51, -0.9, -1.5]
+    want = np.array([-0.49999997702653729687, -0.49908206364523696735, -0.29381306812972126857,
+                     -0.20788622497735456602, -0.20430729578846444373, -0.10119350398535188216,
+                     -0.02548520188983303595])
+    assert_allclose(fsp.zeta(dev(np.array(x))), want, rtol=2e-15)
+    assert_allclose(fsp.zetac(dev(np.array(x))), want - 1.0, rtol=2e-15)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        far = dev(np.array([-1000.0, -1001.0, -999.0, -300.0, -260.5, -1e10, -1e300]))
+        assert_allclose(fsp.zeta(far), np.array([0.0, -INF, INF, 0.0, -INF, 0.0, 0.0]))
+        assert_allclose(funcgrad.jit(fsp.zetac)(far),
+                        np.array([-1.0, -INF, INF, -1.0, -INF, -1.0, -1.0]))
+    # zeta'(-2) = -zeta(3) / (4 pi^2), through the trivial zero's value 0; zeta'(-0.3): mpmath.
+    assert abs(float(funcgrad.grad(fsp.zeta)(-2.0)) + 0.030448457058393270780) < 1e-15
+    assert abs(float(funcgrad.grad(fsp.zeta)(-0.3)) + 0.5089726696918258) < 1e-14
