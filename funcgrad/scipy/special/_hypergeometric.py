@@ -11,7 +11,7 @@ from funcgrad.core import Tracer
 from funcgrad.ops import special as _sp
 from funcgrad.ops.custom_derivatives import custom_jvp
 from funcgrad.scipy.special._common import _F64, _floats, _fnpm, _jvp, _while
-from funcgrad.scipy.special._gamma import gamma, gammasgn
+from funcgrad.scipy.special._gamma import gamma, gammasgn, rgamma
 
 # ---------------------------------------------------------------------------------------------
 # Confluent hypergeometric function 1F1 (Kummer's M)
@@ -281,8 +281,13 @@ def _hyp2f1_values(a: Any, b: Any, c: Any, x: Any) -> Any:
     ag = _fnpm.where(gauss_ok, a, 0.5)
     bg = _fnpm.where(gauss_ok, b, 0.5)
     cg = _fnpm.where(gauss_ok, c, 2.0)
-    gauss = gamma(cg) * gamma(cg - ag - bg) / (gamma(cg - ag) * gamma(cg - bg))
-    out = _fnpm.where(at_one, _fnpm.where(d > 0, gauss, numpy.inf), out)
+    # 1 / Gamma: Gauss' sum is 0 where c - a or c - b is a pole (hyp2f1(-2.5, 2.5, 0.5, 1)).
+    gauss = gamma(cg) * gamma(cg - ag - bg) * rgamma(cg - ag) * rgamma(cg - bg)
+    # d <= 0: the sum diverges with the sign of its leading term as x -> 1,
+    # Gamma(c) Gamma(-d) / (Gamma(a) Gamma(b)) (Gamma(c) / (Gamma(a) Gamma(b)) at d = 0).
+    dd = _fnpm.where(gauss_ok | (d >= 0), -1.0, d)
+    sign = gammasgn(c) * gammasgn(a) * gammasgn(b) * gammasgn(-dd)
+    out = _fnpm.where(at_one, _fnpm.where(d > 0, gauss, sign * numpy.inf), out)
     out = _fnpm.where(above | (_fnpm.isinf(x) & ~poly), numpy.inf, out)
     out = _fnpm.where(trivial, 1.0, out)
     out = _fnpm.where(pole, numpy.inf, out)
