@@ -44,6 +44,7 @@ from funcgrad.scipy.special._bessel import (
     y1,
 )
 from funcgrad.scipy.special._boxcox import boxcox, boxcox1p, inv_boxcox, inv_boxcox1p
+from funcgrad.scipy.special._carlson import elliprc, elliprd, elliprf, elliprg, elliprj
 from funcgrad.scipy.special._combinatorics import bernoulli, binom, comb, factorial, poch
 from funcgrad.scipy.special._common import _floats as _floats
 from funcgrad.scipy.special._distributions import (
@@ -64,7 +65,7 @@ from funcgrad.scipy.special._distributions import (
     pdtr,
     pdtrc,
 )
-from funcgrad.scipy.special._elliptic import agm, ellipe, ellipk, ellipkm1
+from funcgrad.scipy.special._elliptic import agm, ellipe, ellipeinc, ellipk, ellipkinc, ellipkm1
 from funcgrad.scipy.special._error import dawsn, erf, erfc, erfcinv, erfcx, erfinv, fresnel, wofz
 from funcgrad.scipy.special._exp_log import (
     cbrt,
@@ -123,12 +124,26 @@ from funcgrad.scipy.special._information import (
 )
 from funcgrad.scipy.special._lambertw import lambertw
 from funcgrad.scipy.special._normal import log_ndtr, ndtr, ndtri, ndtri_exp, owens_t
+from funcgrad.scipy.special._orthogonal import (
+    eval_chebyt,
+    eval_chebyu,
+    eval_gegenbauer,
+    eval_genlaguerre,
+    eval_hermite,
+    eval_hermitenorm,
+    eval_jacobi,
+    eval_laguerre,
+    eval_legendre,
+)
 from funcgrad.scipy.special._sph_harm import sph_harm_y
+from funcgrad.scipy.special._student_t import _t_cdf_sf as _t_cdf_sf
+from funcgrad.scipy.special._student_t import _t_quantile as _t_quantile
+from funcgrad.scipy.special._student_t import stdtr, stdtrit
 from funcgrad.scipy.special._zeta import spence, zeta, zetac
 
 # The `x as x` imports above re-export private helpers funcgrad.scipy.stats builds on (float
 # coercion, the inverse incomplete functions' pairs, the incomplete functions at a constant
-# shape parameter); they are not public.
+# shape parameter, Student's t CDF and quantile); they are not public.
 __all__ = [
     "erf", "erfc", "erfinv", "erfcinv", "gammaln", "digamma", "psi", "polygamma",
     "expit", "logit", "log_expit", "softmax", "log_softmax", "logsumexp", "xlogy",
@@ -143,5 +158,7 @@ __all__ = [
     "hyp1f1", "hyp2f1", "wofz", "sph_harm_y", "huber", "pseudo_huber", "softplus", "cbrt",
     "exp2", "exp10", "expm1", "log1p", "j0", "j1", "y0", "y1", "k0", "k1", "k0e", "k1e",
     "ellipk", "ellipkm1", "ellipe", "lambertw", "rgamma", "cosm1", "zetac",
-    "agm",
+    "agm", "stdtr", "stdtrit", "eval_legendre", "eval_chebyt", "eval_chebyu",
+    "eval_hermite", "eval_hermitenorm", "eval_laguerre", "eval_genlaguerre", "eval_jacobi", "eval_gegenbauer",
+    "elliprf", "elliprc", "elliprd", "elliprj", "elliprg", "ellipkinc", "ellipeinc",
 ]

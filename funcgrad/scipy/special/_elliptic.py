@@ -1,4 +1,5 @@
-"""Complete elliptic integrals ellipk, ellipkm1, ellipe and the arithmetic-geometric mean agm."""
+"""Elliptic integrals: the complete ellipk, ellipkm1, ellipe, the incomplete ellipkinc,
+ellipeinc (through Carlson's R_F and R_D), and the arithmetic-geometric mean agm."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from typing import Any
 import numpy
 
 from funcgrad.ops.custom_derivatives import custom_jvp
-from funcgrad.scipy.special._common import _back, _f64, _floats, _fnp
+from funcgrad.scipy.special._carlson import _rd, _rf, _scaled
+from funcgrad.scipy.special._common import _back, _f64, _floats, _fnp, _fnpm
 
 # =============================================================================================
 # Complete elliptic integrals (parameter m = k^2, as SciPy): the arithmetic-geometric mean
@@ -179,3 +181,96 @@ def agm(a: Any, b: Any) -> Any:
             | ((b == 0) & (fnp.abs(a) < numpy.inf)))
     out = fnp.where(zero, 0.0, out)
     return fnp.where(neg, -out, out)
+
+
+# =============================================================================================
+# Incomplete elliptic integrals (Carlson's forms, DLMF 19.25.5 / 19.25.7), with the amplitude
+# reduced to |phi| <= pi/2 and whole half-periods added as complete integrals.
+
+
+def _incomplete(name: str, phi: Any, m: Any) -> tuple[Any, Any, Any, Any, Any, Any, Any]:
+    """(like, phi, m, s, rf, ok, n): float64 ``phi``, ``m`` broadcast; ``s = sin(phi_r)`` and
+    ``R_F(cos^2, 1 - m sin^2, 1)`` of the reduced amplitude ``phi_r = phi - n pi``; ``ok``
+    where the reduced formula applies (finite ``phi``, ``1 - m sin^2 >= 0``)."""
+    fnp = _fnpm
+    phi, m = _floats(name, phi, m)
+    phi, m = fnp.broadcast_arrays(fnp.asarray(phi), fnp.asarray(m))
+    like = phi
+    phi, m = _f64(phi), _f64(m)
+    fin = fnp.isfinite(phi) & fnp.isfinite(m)
+    phi_f, m_f = fnp.where(fin, phi, 0.0), fnp.where(fin, m, 0.0)
+    n = fnp.round(phi_f / math.pi)
+    r = phi_f - n * math.pi
+    s, c = fnp.sin(r), fnp.cos(r)
+    # 1 - m sin^2 as cos^2 + (1 - m) sin^2: no cancellation near m = 1, phi = pi/2 (where
+    # F(phi | 1) = atanh(sin phi) lives on cos^2 alone). m > 1 is nan, as SciPy.
+    d = c * c + (1.0 - m_f) * s * s
+    ok = fin & (m <= 1.0) & ~((c == 0) & (d == 0))
+    c2, ds = fnp.where(ok, c * c, 1.0), fnp.where(ok, d, 1.0)
+    rf = _scaled((c2, ds, fnp.ones_like(c2)), -0.5, _rf)
+    return like, phi, m, fnp.where(ok, s, 0.0), rf, ok, fnp.where(fin, n, 0.0)
+
+
+def ellipkinc(phi: Any, m: Any) -> Any:
+    """Incomplete elliptic integral of the first kind
+    ``F(phi | m) = int_0^phi (1 - m sin^2 t)^(-1/2) dt``, as ``scipy.special.ellipkinc``:
+    ``sin(phi) R_F(cos^2 phi, 1 - m sin^2 phi, 1)`` on ``|phi| <= pi/2`` plus ``2 n K(m)`` for
+    the ``n`` half-periods beyond (nan where ``m sin^2 phi > 1``; ``inf`` at ``phi = +-pi/2``,
+    ``m = 1``); differentiable in ``phi`` and ``m``.
+
+    Example:
+        >>> from funcgrad.scipy.special import ellipkinc
+        >>> round(float(ellipkinc(1.0, 0.5)), 12)
+        1.083216772845
+    """
+    fnp = _fnpm
+    like, phi, m, s, rf, ok, n = _incomplete("ellipkinc", phi, m)
+    out = s * rf
+    kfull = n != 0
+    k = _ellip_k(fnp.where(kfull, m, 0.5), 1.0 - fnp.where(kfull, m, 0.5))
+    out = fnp.where(kfull, out + 2.0 * n * k, out)
+    # F(+-pi/2 | 1) is +-inf; an infinite amplitude gives +-inf (m <= 1), as SciPy; m = -inf: 0
+    sign = fnp.where(phi < 0, -1.0, 1.0)
+    pole = fnp.isfinite(phi) & (m == 1.0) & (fnp.abs(s) == 1.0)
+    out = fnp.where(pole, sign * numpy.inf, out)
+    far = fnp.isinf(phi) & (m <= 1.0) & (m > -numpy.inf)
+    out = fnp.where(far, sign * numpy.inf, out)
+    out = fnp.where((m == -numpy.inf) & fnp.isfinite(phi), 0.0, out)
+    good = ok | pole | far | ((m == -numpy.inf) & fnp.isfinite(phi))
+    return _back(fnp.where(good & ~fnp.isnan(m), out, numpy.nan), like)
+
+
+def ellipeinc(phi: Any, m: Any) -> Any:
+    """Incomplete elliptic integral of the second kind
+    ``E(phi | m) = int_0^phi (1 - m sin^2 t)^(1/2) dt``, as ``scipy.special.ellipeinc``:
+    ``sin R_F - (m/3) sin^3 R_D`` (arguments ``cos^2 phi, 1 - m sin^2 phi, 1``) on
+    ``|phi| <= pi/2`` plus ``2 n E(m)`` for the ``n`` half-periods beyond (nan for ``m > 1``,
+    as SciPy; odd in ``phi`` also at ``m = -inf``, where SciPy 1.17 gives ``+inf`` for every
+    ``phi``); differentiable in ``phi`` and ``m``.
+
+    Example:
+        >>> from funcgrad.scipy.special import ellipeinc
+        >>> round(float(ellipeinc(1.0, 0.5)), 12)
+        0.927329883624
+    """
+    fnp = _fnpm
+    like, phi, m, s, rf, ok, n = _incomplete("ellipeinc", phi, m)
+    r = fnp.where(fnp.isfinite(phi), phi, 0.0) - n * math.pi
+    c = fnp.cos(r)
+    d = c * c + (1.0 - fnp.where(ok, m, 0.0)) * s * s
+    # m = 1 at |phi_r| = pi/2 is R_D's pole (E there is sin phi): a stand-in for R_D.
+    rd_ok = ok & ~((c == 0) & (d == 0))
+    c2, ds = fnp.where(rd_ok, c * c, 1.0), fnp.where(rd_ok, d, 1.0)
+    rd = _scaled((c2, ds, fnp.ones_like(c2)), -1.5, _rd)
+    out = s * rf - (fnp.where(ok, m, 0.0) / 3.0) * s * s * s * rd
+    m_one = (m == 1.0) & fnp.isfinite(phi)
+    out = fnp.where(m_one, fnp.sin(r), out)
+    efull = n != 0
+    e = _ellip_e(fnp.where(efull, m, 0.5), 1.0 - fnp.where(efull, m, 0.5))
+    out = fnp.where(efull, out + 2.0 * n * e, out)
+    sign = fnp.where(phi < 0, -1.0, 1.0)
+    far = (fnp.isinf(phi) & (m <= 1.0)) | ((m == -numpy.inf) & fnp.isfinite(phi) & (phi != 0))
+    out = fnp.where(far, sign * numpy.inf, out)
+    good = ok | m_one | far | ((m == -numpy.inf) & (phi == 0))
+    out = fnp.where((m == -numpy.inf) & (phi == 0), 0.0, out)
+    return _back(fnp.where(good & ~fnp.isnan(m), out, numpy.nan), like)
