@@ -204,7 +204,9 @@ def solveh_banded(ab: Any, b: Any, overwrite_ab: bool = False, overwrite_b: bool
                   lower: bool = False, check_finite: bool = True) -> Any:
     """Solve ``a x = b`` for a Hermitian positive-definite band matrix in band storage (upper
     form ``ab[u + i - j, j] = a[i, j]``, or the lower form ``ab[i - j, j]``), as
-    ``scipy.linalg.solveh_banded``; NaN where ``a`` is not positive definite (SciPy raises).
+    ``scipy.linalg.solveh_banded``: the band is mirrored into a general one and solved by
+    banded LU (``O(n k^2)``, never a dense matrix), so a matrix that is not positive definite
+    but nonsingular is solved too, where SciPy raises.
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
@@ -212,7 +214,41 @@ def solveh_banded(ab: Any, b: Any, overwrite_ab: bool = False, overwrite_b: bool
         array([1., 1.])
     """
     ab, b = _band_operands("solveh_banded", ab, b)
-    return solve(_hermitian_band("solveh_banded", ab, lower), b, assume_a="pos")
+    k = get_aval(ab).shape[0] - 1
+    vec = get_aval(b).ndim == 1
+    x = _banded.banded_solve(_general_band(ab, lower), b[:, None] if vec else b, lower=k,
+                             upper=k)
+    return x[:, 0] if vec else x
+
+
+def _shift(row: Any, t: int) -> Any:
+    """``out[j] = row[j + t]`` with zeros past the ends."""
+    n = get_aval(row).shape[0]
+    if abs(t) >= n:
+        return fnp.zeros_like(row)
+    zeros = fnp.zeros_like(row[:abs(t)])
+    return (fnp.concatenate([row[t:], zeros]) if t >= 0
+            else fnp.concatenate([zeros, row[:n + t]]))
+
+
+def _general_band(ab: Any, lower: bool) -> Any:
+    """The ``(2k + 1, n)`` general band storage of the Hermitian matrix whose upper
+    (``ab[k + i - j, j]``) or lower (``ab[i - j, j]``) band ``ab`` holds: the other triangle
+    mirrored and conjugated, the diagonal's imaginary part dropped, as LAPACK reads it."""
+    k = get_aval(ab).shape[0] - 1
+    diag = ab[0] if lower else ab[k]
+    if get_aval(ab).dtype.kind == "c":
+        diag = fnp.real(diag).astype(get_aval(ab).dtype)
+    rows = [None] * (2 * k + 1)
+    rows[k] = diag
+    for d in range(1, k + 1):   # a[j - d, j] (above) and a[j + d, j] (below)
+        if lower:
+            rows[k + d] = ab[d]
+            rows[k - d] = fnp.conj(_shift(ab[d], -d))
+        else:
+            rows[k - d] = ab[k - d]
+            rows[k + d] = fnp.conj(_shift(ab[k - d], d))
+    return fnp.stack(rows)
 
 
 @over_batch(("ab", 2))

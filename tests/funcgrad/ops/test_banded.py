@@ -81,6 +81,31 @@ def test_solve_banded_front_end() -> None:
     assert_allclose(host(g)[2, 4], fd, rtol=1e-6)
 
 
+@pytest.mark.parametrize("lower", [False, True])
+def test_solveh_banded_mirrors_the_band(lower) -> None:
+    rng = np.random.default_rng(8)
+    n, k = 7, 2
+    m = rng.normal(size=(n, n)) + 1j * rng.normal(size=(n, n))
+    a = m @ m.conj().T + 3 * n * np.eye(n)
+    a[np.abs(np.subtract.outer(np.arange(n), np.arange(n))) > k] = 0
+    ab = np.array([[a[j + d, j] if j + d < n else 0 for j in range(n)] for d in range(k + 1)]
+                  if lower else
+                  [[a[j - k + s, j] if j - k + s >= 0 else 0 for j in range(n)]
+                   for s in range(k + 1)])
+    b = rng.normal(size=n)
+    assert_allclose(fsl.solveh_banded(dev(ab), dev(b), lower=lower),
+                    sl.solveh_banded(ab, b, lower=lower), rtol=1e-10, atol=1e-12)
+    # a stored off-diagonal entry is both a[i, j] and conj(a[j, i]): SciPy's finite difference
+    real = ab.real.copy()
+    g = funcgrad.grad(lambda v: (fsl.solveh_banded(v, dev(b), lower=lower) ** 2).sum())(
+        dev(real))
+    e = np.zeros_like(real)
+    e[1, 3] = 1e-6
+    fd = ((sl.solveh_banded(real + e, b, lower=lower) ** 2).sum()
+          - (sl.solveh_banded(real - e, b, lower=lower) ** 2).sum()) / 2e-6
+    assert_allclose(host(g)[1, 3], fd, rtol=1e-6)
+
+
 def test_tridiagonal_solve_as_jax_in_linear_memory() -> None:
     dl = np.array([0.0, 1.0, -2.0, 0.5])
     d = np.array([0.1, 3.0, 1.0, -2.0])
