@@ -21,14 +21,18 @@ from typing import Any
 import numpy as _np
 
 import funcgrad.numpy as fnp
-from funcgrad.backend import get_default_device, to_numpy, xp_for_device
+from funcgrad.backend import available_devices, get_default_device, to_numpy, xp_for_device
 from funcgrad.core import Tracer
 from funcgrad.errors import ConcretizationError
 from funcgrad.numpy import _creation
 
 __all__ = ["from_dlpack", "frombuffer", "fromiter", "asfortranarray", "require", "fromfile",
            "fromstring", "load", "save", "savez", "iterable", "ComplexWarning", "errstate",
-           "geterr", "seterr", "asarray_chkfinite"]
+           "geterr", "seterr", "asarray_chkfinite", "__array_api_version__",
+           "__array_namespace_info__"]
+
+#: the array API standard revision funcgrad.numpy follows: NumPy 2's, whose functions it has
+__array_api_version__: str = _np.__array_api_version__
 
 # NumPy's own floating-point error state: it governs the warnings of computations on the host
 # (funcgrad's CPU arrays are NumPy's), so `with fnp.errstate(divide="ignore"):` works as in
@@ -232,3 +236,52 @@ def asarray_chkfinite(a: Any, dtype: Any = None, order: Any = None) -> Any:
     if value.dtype.kind in "fc" and not bool(fnp.isfinite(value).all()):
         raise ValueError("array must not contain infs or NaNs")
     return x
+
+
+class __array_namespace_info__:  # noqa: N801  (the array API's name)
+    """The array API's inspection namespace (``xp.__array_namespace_info__()``): what
+    array-API libraries (SciPy, scikit-learn, ``array_api_compat``) ask a namespace for its
+    devices and default dtypes. The dtypes are NumPy 2's (float64 by default), the devices
+    funcgrad's (``"cpu"``, and ``"gpu"`` where CuPy sees CUDA).
+
+    Example:
+        >>> import funcgrad.numpy as fnp
+        >>> info = fnp.__array_namespace_info__()
+        >>> info.default_dtypes()["real floating"], info.default_device()
+        (dtype('float64'), 'cpu')
+    """
+
+    __module__ = "funcgrad.numpy"
+
+    def capabilities(self) -> dict[str, Any]:
+        """Boolean-mask indexing and value-dependent output shapes (``unique``,
+        ``nonzero``) work on concrete arrays, as NumPy's; under ``jit``/``vmap`` they need a
+        concrete mask or a static ``size=``."""
+        return {"boolean indexing": True, "data-dependent shapes": True,
+                "max dimensions": 64}
+
+    def default_device(self) -> str:
+        """The device arrays made from Python data go to."""
+        return str(get_default_device())
+
+    def devices(self) -> list[str]:
+        """Every device usable now."""
+        return [str(d) for d in available_devices()]
+
+    def _check(self, device: Any) -> None:
+        if device is not None and str(device) not in self.devices():
+            raise ValueError(f"__array_namespace_info__: device {device!r} is not one of "
+                             f"{self.devices()}")
+
+    def default_dtypes(self, *, device: Any = None) -> dict[str, _np.dtype]:
+        """NumPy 2's defaults: float64, complex128, int64 (and int64 indices)."""
+        self._check(device)
+        return _np.__array_namespace_info__().default_dtypes()
+
+    def dtypes(self, *, device: Any = None, kind: Any = None) -> dict[str, _np.dtype]:
+        """The array API dtypes (of ``kind``: ``"bool"``, ``"signed integer"``,
+        ``"unsigned integer"``, ``"integral"``, ``"real floating"``, ``"complex floating"``,
+        ``"numeric"`` or a tuple of them), as NumPy lists them."""
+        self._check(device)
+        return _np.__array_namespace_info__().dtypes(kind=kind)
+

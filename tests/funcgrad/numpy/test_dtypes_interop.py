@@ -169,3 +169,21 @@ def test_array_api_code_traces_with_namespace_and_device() -> None:
     seen = []
     funcgrad.jit(lambda v: seen.append(v.device) or v)(x)
     assert seen == [funcgrad.backend.device_of(x) or "cpu"]  # "strict" in the strict pass
+
+
+def test_array_namespace_info_answers_as_numpys() -> None:
+    # array-API libraries read the version and the inspection namespace of xp (NumPy 2.4's
+    # values for the dtypes; funcgrad's devices)
+    assert fnp.__array_api_version__ == "2024.12"
+    info = fnp.__array_namespace_info__()
+    assert info.default_dtypes() == {"real floating": np.dtype("float64"),
+                                     "complex floating": np.dtype("complex128"),
+                                     "integral": np.dtype("int64"),
+                                     "indexing": np.dtype("int64")}
+    assert list(info.dtypes(kind="unsigned integer")) == ["uint8", "uint16", "uint32", "uint64"]
+    assert list(info.dtypes(kind=("bool", "complex floating"))) == [
+        "bool", "complex64", "complex128"]
+    assert "cpu" in info.devices() and info.default_device() in info.devices()
+    assert info.capabilities()["max dimensions"] == 64
+    with pytest.raises(ValueError, match="device 'tpu' is not one of"):
+        info.default_dtypes(device="tpu")
