@@ -39,6 +39,7 @@ from funcgrad.errors import ConcretizationError
 from funcgrad_nn import amp
 from funcgrad_nn import hooks as _hooks
 from funcgrad_nn import module as _module
+from funcgrad_nn._torch_idioms import add_torch_idiom_note
 from funcgrad_nn.module import (
     Module,
     collect_buffer_updates,
@@ -227,6 +228,17 @@ def _module_grads(treedef: Any, grad_slots: list[int | None], grads: list[Any]) 
                                               for s in grad_slots])
 
 
+def _call_user(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)``: the user's step or loss function, where a PyTorch tensor idiom
+    (``logits.argmax(dim=1)``, ``acc.float()``) gets the note naming the funcgrad spelling, as
+    in a module's forward."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:
+        add_torch_idiom_note(e)
+        raise
+
+
 def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
                    has_aux: bool = False) -> Callable[..., Any]:
     """``fn(model, *args)`` -> scalar (or ``(scalar, aux)`` with ``has_aux``); returns a
@@ -273,7 +285,7 @@ def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
             call_args = list(args)
             for a, d in zip(others, diff):
                 call_args[a - 1] = d
-            out = fn(copy, *call_args, **kwargs)
+            out = _call_user(fn, copy, *call_args, **kwargs)
             if has_aux:
                 if not (isinstance(out, tuple) and len(out) == 2):
                     raise TypeError("funcgrad_nn.value_and_grad(has_aux=True): the function "
@@ -353,7 +365,7 @@ def vjp(fn: Callable[..., Any], model: Module, *args: Any, has_aux: bool = False
         copy = tree_util.tree_unflatten(
             treedef, [leaf if s is None else train[s] for leaf, s in zip(leaves, slots)])
         collect_buffer_updates(copy)
-        out = fn(copy, *args, **kwargs)
+        out = _call_user(fn, copy, *args, **kwargs)
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
                 raise TypeError("funcgrad_nn.vjp(has_aux=True): the function must return an "
@@ -470,7 +482,7 @@ def jit(fn: Callable[..., Any] | None = None, **jit_kwargs: Any) -> Any:
 
     def inner(*args: Any, **kwargs: Any) -> Any:
         _collect(args)
-        out = fn(*args, **kwargs)
+        out = _call_user(fn, *args, **kwargs)
         bufs = {i: _buffer_dict(a, writes=True) for i, a in enumerate(args) if isinstance(a, Module)}
         return out, bufs
 
@@ -518,7 +530,7 @@ def vmap(fn: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0,
 
         def inner(*a: Any) -> Any:
             _collect(a)
-            out = fn(*a)
+            out = _call_user(fn, *a)
             return out, {i: _buffer_dict(m) for i, m in enumerate(a) if isinstance(m, Module)}
 
         # A module whose axis entry is a full pytree (not a prefix) keeps its own layout.

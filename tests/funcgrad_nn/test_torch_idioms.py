@@ -83,3 +83,19 @@ def test_freezing_after_building_the_optimizer_does_not_train_frozen_weights():
     assert grads[0].weight is None
     opt.step(grads)  # no update, and no weight decay, for the frozen layer (PyTorch's)
     np.testing.assert_array_equal(host(model[0].weight), before)
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+def test_step_function_idioms_are_noted_too(jit):
+    model = nn.Linear(3, 4).to(DEVICE)
+    x, y = dev(np.ones((2, 3), np.float32)), dev(np.array([0, 1]))
+
+    def loss_fn(m, x, y):
+        logits = m(x)
+        return nn.F.cross_entropy(logits, y), (logits.argmax(dim=1) == y).mean()
+
+    step = nn.value_and_grad(loss_fn, has_aux=True)
+    with pytest.raises(TypeError, match="dim") as info:
+        (nn.jit(step) if jit else step)(model, x, y)
+    if hasattr(info.value, "add_note"):
+        assert "axis=" in info.value.__notes__[0]
