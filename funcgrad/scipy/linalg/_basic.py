@@ -20,8 +20,8 @@ from funcgrad.numpy.linalg import LinAlgError
 from funcgrad.ops import banded as _banded
 from funcgrad.ops.balance import balance
 from funcgrad.scipy.linalg._decomp import cholesky
-from funcgrad.scipy.linalg._decomp_eig import _hermitian_band, band_to_full
-from funcgrad.scipy.linalg._solve import cho_solve, solve
+from funcgrad.scipy.linalg._decomp_eig import _hermitian_band
+from funcgrad.scipy.linalg._solve import solve
 from funcgrad.scipy.linalg._special_matrices import toeplitz
 from funcgrad.scipy.linalg._util import (
     as_double,
@@ -295,8 +295,19 @@ def cho_solve_banded(cb_and_lower: tuple[Any, bool], b: Any, overwrite_b: bool =
 def _cho_solve_banded(cb: Any, b: Any, lower: bool) -> Any:
     cb, b = _band_operands("cho_solve_banded", cb, b)
     k = get_aval(cb).shape[0] - 1
-    full = band_to_full(cb, k, 0) if lower else band_to_full(cb, 0, k)
-    return cho_solve((full, bool(lower)), b)
+    vec = get_aval(b).ndim == 1
+    rhs = b[:, None] if vec else b
+    # a = L L^H (lower: cb is L's band, (k, 0)) or U^H U (upper: U's band, (0, k)): two band
+    # triangular solves, the band never expanded
+    lo, hi = (k, 0) if lower else (0, k)
+    tri_h = fnp.conj(cb) if get_aval(cb).dtype.kind == "c" else cb
+    if lower:
+        y = _banded.banded_solve(cb, rhs, lower=lo, upper=hi)
+        x = _banded.banded_solve(tri_h, y, lower=lo, upper=hi, transpose_a=True)
+    else:
+        y = _banded.banded_solve(tri_h, rhs, lower=lo, upper=hi, transpose_a=True)
+        x = _banded.banded_solve(cb, y, lower=lo, upper=hi)
+    return x[:, 0] if vec else x
 
 
 def _column_and_row(c_or_cr: Any) -> tuple[Any, Any]:

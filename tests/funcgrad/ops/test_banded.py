@@ -95,6 +95,9 @@ def test_solveh_banded_mirrors_the_band(lower) -> None:
     b = rng.normal(size=n)
     assert_allclose(fsl.solveh_banded(dev(ab), dev(b), lower=lower),
                     sl.solveh_banded(ab, b, lower=lower), rtol=1e-10, atol=1e-12)
+    cb = sl.cholesky_banded(ab, lower=lower)   # two band triangular solves
+    assert_allclose(fsl.cho_solve_banded((dev(cb), lower), dev(b)),
+                    sl.cho_solve_banded((cb, lower), b), rtol=1e-10, atol=1e-12)
     # a stored off-diagonal entry is both a[i, j] and conj(a[j, i]): SciPy's finite difference
     real = ab.real.copy()
     g = funcgrad.grad(lambda v: (fsl.solveh_banded(v, dev(b), lower=lower) ** 2).sum())(
