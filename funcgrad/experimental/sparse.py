@@ -11,7 +11,9 @@ with funcgrad's differentiable operations.
 
 Products with dense arrays give dense arrays (``A @ x``, ``x @ A``, ``bcoo_dot_general``);
 elementwise products and sums of BCOOs stay sparse. Not provided: batch and dense dimensions
-(``n_batch``/``n_dense`` are 0), sparse-sparse products and ``BCSR``/``COO``/``CSR``.
+(``n_batch``/``n_dense`` are 0), sparse-sparse products and ``COO``/``CSR``.
+:class:`BCSR` (compressed rows of a matrix) converts to and from BCOO and multiplies dense
+arrays as JAX's.
 :func:`sparsify` runs ``funcgrad.numpy`` code on BCOO arguments by the sparse rules of the
 operations above.
 
@@ -59,7 +61,8 @@ __all__ = [
     "BCOO", "bcoo_fromdense", "bcoo_todense", "bcoo_dot_general", "bcoo_multiply_dense",
     "bcoo_multiply_sparse", "bcoo_reduce_sum", "bcoo_transpose", "bcoo_sum_duplicates",
     "bcoo_sort_indices", "bcoo_extract", "bcoo_concatenate", "todense", "eye", "empty",
-    "random_bcoo", "JAXSparse", "sparsify", "SparseTracer", "sparse_rules",
+    "random_bcoo", "JAXSparse", "sparsify", "SparseTracer", "sparse_rules", "bcoo_reshape",
+    "BCSR", "bcsr_fromdense", "bcsr_todense",
 ]
 
 
@@ -157,6 +160,12 @@ class BCOO:
 
     def transpose(self, axes: Sequence[int] | None = None) -> BCOO:
         return bcoo_transpose(self, permutation=axes)
+
+    def reshape(self, *args: Any, **kwargs: Any) -> BCOO:
+        """The same elements in ``shape`` (row-major order, as ``numpy.reshape``)."""
+        shape = args[0] if len(args) == 1 else args
+        shape = kwargs.pop("new_sizes", kwargs.pop("shape", shape))
+        return bcoo_reshape(self, new_sizes=(shape,) if isinstance(shape, int) else shape)
 
     def sum(self, axis: int | Sequence[int] | None = None) -> Any:
         """The sum over ``axis`` (a BCOO over the remaining axes; all axes: a dense
@@ -347,7 +356,48 @@ def todense(arr: Any) -> Any:
     """
     if type(arr) is SparseTracer:
         return bcoo_todense(arr.mat)
+    if isinstance(arr, BCSR):
+        return arr.todense()
     return bcoo_todense(arr) if isinstance(arr, BCOO) else arr
+
+
+def bcoo_reshape(mat: BCOO, *, new_sizes: Sequence[int],
+                 dimensions: Sequence[int] | None = None) -> BCOO:
+    """``mat``'s elements in the shape ``new_sizes`` (row-major order; one size may be -1;
+    ``dimensions``, as ``lax.reshape``'s, permutes the axes first).
+
+    Example:
+        >>> import numpy as np
+        >>> A = bcoo_fromdense(np.array([[0.0, 1.0], [2.0, 0.0]]))
+        >>> bcoo_reshape(A, new_sizes=(4,)).indices.tolist()
+        [[1], [2]]
+    """
+    if dimensions is not None:
+        mat = bcoo_transpose(mat, permutation=dimensions)
+    sizes = [int(n) for n in new_sizes]
+    if sizes.count(-1) > 1:
+        raise ValueError(f"bcoo_reshape: at most one size may be -1, got {tuple(sizes)}")
+    if -1 in sizes:
+        rest = math.prod(n for n in sizes if n != -1)
+        sizes[sizes.index(-1)] = mat.size // rest if rest else 0
+    if math.prod(sizes) != mat.size:
+        raise ValueError(f"bcoo_reshape: cannot reshape {mat.shape} ({mat.size} elements) "
+                         f"to {tuple(sizes)}")
+    ok = _in_bounds(mat)
+    dt = get_aval(mat.indices).dtype
+    flat = fnp.zeros_like(mat.indices[:, 0] if mat.ndim else mat.data, dtype=numpy.int64)
+    for k, n in enumerate(mat.shape):  # the row-major position of each stored element
+        flat = flat * n + mat.indices[:, k].astype(numpy.int64)
+    cols = []
+    for n in reversed(sizes):
+        cols.append(flat % n if n else flat)
+        flat = flat // n if n else flat
+    cols = cols[::-1]
+    # padding stays out of bounds: its coordinates become the new shape
+    idx = fnp.stack([fnp.where(ok, c, n).astype(dt) for c, n in zip(cols, sizes)], axis=1) \
+        if sizes else fnp.zeros_like(mat.indices, shape=(mat.nse, 0))
+    return BCOO((mat.data, idx), shape=sizes, indices_sorted=mat.indices_sorted,
+                unique_indices=mat.unique_indices)
 
 
 def _dense_dot(sp: BCOO, dense: Any, sp_contract: Sequence[int], d_contract: Sequence[int],
@@ -765,3 +815,179 @@ sparse_rules.update({
     _red.reduce_sum_p: _reduce_sum_rule,
     _ew.convert_element_type_p: _convert_rule,
 })
+
+
+# ---------------------------------------------------------------------------------------------
+# BCSR: compressed sparse rows
+
+
+class BCSR:
+    """A sparse matrix in compressed-row form (``jax.experimental.sparse.BCSR``): row ``r``
+    stores ``data[indptr[r]:indptr[r + 1]]`` in the columns ``indices[...]`` of the same
+    places; places from ``indptr[-1]`` on are padding (column = the number of columns, value
+    0, as JAX's). Build it as ``BCSR((data, indices, indptr), shape=shape)``, with
+    :meth:`fromdense` or :meth:`from_bcoo`. A pytree of ``(data, indices, indptr)``: it goes
+    through ``jit``, ``grad`` (in ``data``) and ``vmap`` as BCOO does; products with dense
+    arrays are computed through :meth:`to_bcoo`.
+
+    Example:
+        >>> import numpy as np
+        >>> A = BCSR.fromdense(np.array([[0.0, 1.0], [2.0, 3.0]]))
+        >>> A.indptr.tolist(), A.indices.tolist(), (A @ np.ones(2)).tolist()
+        ([0, 1, 3], [1, 0, 1], [1.0, 5.0])
+    """
+
+    __array_priority__ = 100
+
+    def __init__(self, args: tuple[Any, Any, Any], *, shape: Sequence[int],
+                 indices_sorted: bool = False, unique_indices: bool = False) -> None:
+        data, indices, indptr = _colocated(*(fnp.asarray(a) for a in args))
+        shape = tuple(int(n) for n in shape)
+        if len(shape) != 2:
+            raise ValueError(f"BCSR: a matrix (2-D shape) is expected, got shape {shape} "
+                             "(batch and dense dimensions are not supported)")
+        d, i, p = get_aval(data), get_aval(indices), get_aval(indptr)
+        if d.ndim != 1 or i.shape != d.shape:
+            raise ValueError(f"BCSR: data and indices must both have shape (nse,), got "
+                             f"{d.shape} and {i.shape}")
+        if p.shape != (shape[0] + 1,):
+            raise ValueError(f"BCSR: indptr must have shape (rows + 1,) = ({shape[0] + 1},), "
+                             f"got {p.shape}")
+        if i.dtype.kind not in "iu" or p.dtype.kind not in "iu":
+            raise TypeError(f"BCSR: indices and indptr must be integers, got {i.dtype} and "
+                            f"{p.dtype}")
+        self.data, self.indices, self.indptr = data, indices, indptr
+        self.shape = shape
+        self.indices_sorted = bool(indices_sorted)
+        self.unique_indices = bool(unique_indices)
+
+    dtype = property(lambda self: get_aval(self.data).dtype)
+    ndim = property(lambda self: 2)
+    size = property(lambda self: math.prod(self.shape))
+    nse = property(lambda self: get_aval(self.data).shape[0])
+    n_batch = property(lambda self: 0)
+    n_dense = property(lambda self: 0)
+    n_sparse = property(lambda self: 2)
+    T = property(lambda self: self.transpose())
+
+    def __repr__(self) -> str:
+        return f"BCSR({self.dtype}[{self.shape[0]}, {self.shape[1]}], nse={self.nse})"
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    @classmethod
+    def fromdense(cls, mat: Any, *, nse: int | None = None, index_dtype: Any = numpy.int32,
+                  n_dense: int = 0, n_batch: int = 0) -> BCSR:
+        """The non-zero elements of the matrix ``mat``, row by row (``nse`` places, padded
+        as JAX's; required under ``jit``)."""
+        return bcsr_fromdense(mat, nse=nse, index_dtype=index_dtype, n_dense=n_dense,
+                              n_batch=n_batch)
+
+    @classmethod
+    def from_bcoo(cls, arr: BCOO) -> BCSR:
+        """The BCSR of a 2-D BCOO (its elements sorted row-major; padding kept last)."""
+        if not isinstance(arr, BCOO) or arr.ndim != 2:
+            raise TypeError("BCSR.from_bcoo: a 2-D BCOO is expected, got "
+                            f"{type(arr).__name__}{getattr(arr, 'shape', '')}")
+        arr = bcoo_sort_indices(arr)
+        rows = arr.indices[:, 0]
+        # indptr[r]: the stored elements in rows before r (padding, at row = rows, comes last)
+        bounds = fnp.arange(arr.shape[0] + 1, dtype=get_aval(rows).dtype)
+        if backend.device_of(rows) not in (None, "cpu"):
+            bounds = backend.device_put(bounds, backend.device_of(rows))
+        indptr = fnp.searchsorted(rows, bounds, side="left").astype(get_aval(rows).dtype)
+        return cls((arr.data, arr.indices[:, 1], indptr), shape=arr.shape,
+                   indices_sorted=True, unique_indices=arr.unique_indices)
+
+    @classmethod
+    def from_scipy_sparse(cls, mat: Any, *, index_dtype: Any = numpy.int32) -> BCSR:
+        """A BCSR of a ``scipy.sparse`` matrix (its CSR arrays)."""
+        csr = mat.tocsr()
+        return cls((fnp.asarray(csr.data), fnp.asarray(csr.indices.astype(index_dtype)),
+                    fnp.asarray(csr.indptr.astype(index_dtype))), shape=csr.shape)
+
+    def _rows(self) -> Any:
+        """The row of every stored place (``rows`` for padding past ``indptr[-1]``)."""
+        pos = fnp.arange(self.nse, dtype=get_aval(self.indptr).dtype)
+        if backend.device_of(self.indptr) not in (None, "cpu"):
+            pos = backend.device_put(pos, backend.device_of(self.indptr))
+        return (fnp.searchsorted(self.indptr, pos, side="right") - 1).astype(
+            get_aval(self.indices).dtype)
+
+    def to_bcoo(self) -> BCOO:
+        """The same matrix as a BCOO (coordinates ``(row, column)``)."""
+        rows = self._rows()
+        cols = fnp.where(rows < self.shape[0], self.indices, self.shape[1])
+        return BCOO((self.data, fnp.stack([rows, cols.astype(get_aval(rows).dtype)], axis=1)),
+                    shape=self.shape, indices_sorted=self.indices_sorted,
+                    unique_indices=self.unique_indices)
+
+    def todense(self) -> Any:
+        """The dense matrix (repeated places add up; padding is dropped)."""
+        return bcoo_todense(self.to_bcoo())
+
+    def block_until_ready(self) -> BCSR:
+        return self
+
+    def transpose(self, axes: Sequence[int] | None = None) -> BCSR:
+        """The transposed matrix, as a BCSR (its elements re-sorted by column)."""
+        return BCSR.from_bcoo(self.to_bcoo().transpose(axes))
+
+    def sum(self, axis: int | Sequence[int] | None = None) -> Any:
+        """The sum over ``axis``, as :meth:`BCOO.sum` (a BCOO, or a dense scalar)."""
+        return self.to_bcoo().sum(axis)
+
+    def sum_duplicates(self, nse: int | None = None, remove_zeros: bool = True) -> BCSR:
+        return BCSR.from_bcoo(self.to_bcoo().sum_duplicates(nse=nse))
+
+    def __matmul__(self, other: Any) -> Any:
+        if isinstance(other, BCOO | BCSR):
+            raise TypeError("BCSR @ sparse: sparse-sparse products are not provided; "
+                            "densify one operand (B.todense())")
+        return self.to_bcoo() @ other
+
+    def __rmatmul__(self, other: Any) -> Any:
+        return other @ self.to_bcoo()
+
+
+def _bcsr_flatten(x: BCSR) -> tuple[tuple[Any, Any, Any], tuple]:
+    return (x.data, x.indices, x.indptr), (x.shape, x.indices_sorted, x.unique_indices)
+
+
+def _bcsr_unflatten(aux: tuple, children: Any) -> BCSR:
+    out = object.__new__(BCSR)  # no checks: a transformation may pass placeholders through
+    out.data, out.indices, out.indptr = children
+    out.shape, out.indices_sorted, out.unique_indices = aux
+    return out
+
+
+tree_util.register_pytree_node(BCSR, _bcsr_flatten, _bcsr_unflatten)
+
+
+def bcsr_fromdense(mat: Any, *, nse: int | None = None, index_dtype: Any = numpy.int32,
+                   n_dense: int = 0, n_batch: int = 0) -> BCSR:
+    """The BCSR of the matrix ``mat``'s non-zero elements (``nse`` places; required when
+    ``mat`` is traced).
+
+    Example:
+        >>> import numpy as np
+        >>> bcsr_fromdense(np.array([[0.0, 1.0], [0.0, 0.0]]), nse=2).indptr.tolist()
+        [0, 1, 1]
+    """
+    if fnp.ndim(mat) != 2:
+        raise ValueError(f"bcsr_fromdense: a matrix (2-D) is expected, got shape "
+                         f"{fnp.shape(mat)}")
+    return BCSR.from_bcoo(bcoo_fromdense(mat, nse=nse, index_dtype=index_dtype,
+                                         n_dense=n_dense, n_batch=n_batch))
+
+
+def bcsr_todense(mat: BCSR) -> Any:
+    """The dense matrix of ``mat``.
+
+    Example:
+        >>> import numpy as np
+        >>> bcsr_todense(BCSR.fromdense(np.eye(2))).tolist()
+        [[1.0, 0.0], [0.0, 1.0]]
+    """
+    return mat.todense()

@@ -159,3 +159,38 @@ def test_traced_indices_with_numpy_dense_operand() -> None:
     mul = funcgrad.jit(lambda ind: (sparse.BCOO((A_sp.data, ind), shape=A_sp.shape)
                                     * dense).todense())
     assert_close(host(mul(A_sp.indices)), A * A)
+
+
+def test_bcsr_as_jax() -> None:
+    # JAX 0.10.2: fields (with padding to nse=5), products, conversions, jit/grad/vmap
+    M = dev(np.array([[0.0, 1.0, 0.0], [2.0, 0.0, 3.0], [0.0, 0.0, 0.0]]))
+    S = sparse.BCSR.fromdense(M)
+    assert (host(S.data).tolist(), host(S.indices).tolist(), host(S.indptr).tolist()) == (
+        [1.0, 2.0, 3.0], [1, 0, 2], [0, 1, 3, 3])
+    assert repr(S) == "BCSR(float64[3, 3], nse=3)"
+    P = sparse.BCSR.fromdense(M, nse=5)
+    assert host(P.indices).tolist() == [1, 0, 2, 3, 3] and host(P.indptr).tolist() == [0, 1, 3, 3]
+    assert host(P.todense()).tolist() == host(M).tolist()
+    assert host(P @ dev(np.arange(3.0))).tolist() == [1.0, 6.0, 0.0]
+    assert host(S @ dev(np.ones((3, 2)))).tolist() == [[1.0, 1.0], [5.0, 5.0], [0.0, 0.0]]
+    assert host(S.to_bcoo().indices).tolist() == [[0, 1], [1, 0], [1, 2]]
+    assert host(sparse.BCSR.from_bcoo(sparse.BCOO.fromdense(M)).indptr).tolist() == [0, 1, 3, 3]
+    assert host(funcgrad.jit(lambda s: s @ dev(np.ones(3)))(S)).tolist() == [1.0, 5.0, 0.0]
+    g = funcgrad.grad(lambda d: (sparse.BCSR((d, S.indices, S.indptr), shape=S.shape)
+                                 @ dev(np.arange(3.0))).sum())(S.data)
+    assert host(g).tolist() == [1.0, 0.0, 2.0]
+    assert host(funcgrad.vmap(lambda v: S @ v)(dev(np.ones((2, 3)))))[1].tolist() == [1.0, 5.0, 0.0]
+    assert host(sparse.todense(S.T)).tolist() == host(M).T.tolist()  # JAX has no transpose
+    import scipy.sparse as ss
+    assert host(sparse.BCSR.from_scipy_sparse(ss.csr_matrix(host(M))).indptr).tolist() == [0, 1, 3, 3]
+
+
+def test_bcoo_reshape() -> None:
+    M = dev(np.array([[0.0, 1.0, 0.0], [2.0, 0.0, 3.0], [0.0, 0.0, 0.0]]))
+    A = sparse.BCOO.fromdense(M, nse=4)  # one padding place stays padding
+    assert host(A.reshape(9).indices).tolist() == [[1], [3], [5], [9]]
+    assert host(A.reshape(-1, 9).todense()).tolist() == [host(M).ravel().tolist()]
+    assert host(sparse.bcoo_reshape(A, new_sizes=(3, 3), dimensions=(1, 0)).todense()).tolist() \
+        == host(M).T.tolist()
+    with pytest.raises(ValueError, match="cannot reshape"):
+        A.reshape(4, 2)
