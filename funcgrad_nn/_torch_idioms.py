@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+import funcgrad.numpy as fnp
+
 __all__ = ["RULES", "TENSOR_METHODS", "add_torch_idiom_note", "torch_idiom_note"]
 
 #: PyTorch tensor attributes that NumPy arrays lack -> the funcgrad spelling
@@ -78,7 +80,55 @@ TENSOR_METHODS: dict[str, str] = {
                      "module.w = nn.Parameter(module.w, requires_grad=False)",
     "requires_grad_": "module.requires_grad_(False) (arrays carry no flag)",
     "grad": "the gradients nn.grad returns (arrays have no .grad)",
+    "backward": "nn.grad / nn.value_and_grad of the loss function (there is no .backward(); "
+                "see docs/autograd.md)",
+    "topk": "funcgrad.lax.top_k(x, k) (along the last axis)",
+    "unbind": "fnp.unstack(x, axis=d)",
+    "movedim": "fnp.moveaxis(x, src, dst)",
+    "swapdims": "fnp.swapaxes(x, d0, d1)",
+    "is_floating_point": "fnp.issubdtype(x.dtype, fnp.floating)",
+    "element_size": "x.itemsize",
+    "type": "x.astype(dtype) (x.dtype for the type)",
+    "stride": "x.strides (NumPy's, in bytes)",
+    "is_contiguous": "x.flags.c_contiguous (or nothing: drop the check)",
+    "pin_memory": "nothing: drop it",
+    "neg": "-x",
+    "eq": "x == y", "ne": "x != y", "lt": "x < y", "le": "x <= y", "gt": "x > y", "ge": "x >= y",
+    "lerp": "x + w * (y - x)",
+    "rsqrt": "1 / fnp.sqrt(x) (funcgrad.lax.rsqrt(x))",
+    "logsumexp": "funcgrad.scipy.special.logsumexp(x, axis=d)",
+    "erf": "funcgrad.scipy.special.erf(x)",
+    "scatter": "x.at[index].set(values) (fnp.at(x)[index].set(values) on a host array)",
+    "scatter_add": "x.at[index].add(values) (fnp.at(x)[index].add(values) on a host array)",
+    "index_add": "x.at[index].add(values) (fnp.at(x)[index].add(values) on a host array)",
+    "index_fill": "x.at[index].set(value) (fnp.at(x)[index].set(value) on a host array)",
+    "bernoulli": "funcgrad.random.bernoulli(key, p) (random numbers take an explicit key)",
+    "multinomial": "funcgrad.random.categorical(key, logits) (random numbers take an explicit key)",
+    "uniform_": "funcgrad.random.uniform(key, shape) (random numbers take an explicit key; "
+                "nn.init.uniform_ for a parameter)",
+    "normal_": "funcgrad.random.normal(key, shape) (random numbers take an explicit key; "
+               "nn.init.normal_ for a parameter)",
+    "fill_": "x = fnp.full_like(x, value) (no in-place updates in a traced step)",
+    "zero_": "x = fnp.zeros_like(x) (no in-place updates in a traced step)",
+    "retain_grad": "nothing: nn.grad(..., argnums=...) returns the gradients asked for",
+    "register_hook": "the hooks of docs/autograd.md",
 }
+
+
+def _fallback(name: str) -> str | None:
+    """The spelling of a tensor method the table does not list: an in-place ``x.op_()``
+    (arrays in a transformation are immutable) or a method that is a ``funcgrad.numpy``
+    function."""
+    if name.endswith("_") and not name.startswith("_"):
+        base = name[:-1]
+        spelled = TENSOR_METHODS.get(base) or (f"fnp.{base}(x, ...)" if hasattr(fnp, base)
+                                               else None)
+        if spelled is not None:
+            return f"{spelled}, assigned: x = ... (no in-place updates in a traced step)"
+        return None
+    if hasattr(fnp, name):
+        return f"fnp.{name}(x, ...) (NumPy's function; dim= is axis=)"
+    return None
 
 _ARRAY_TYPE = r"'(?:[\w.]*ndarray\w*|\w*Tracer|\w*StrictArray\w*)'"
 
@@ -131,7 +181,7 @@ def torch_idiom_note(exc: BaseException) -> str | None:
         if m is None:
             continue
         if types == (AttributeError,):
-            fix = TENSOR_METHODS.get(m.group(1))
+            fix = TENSOR_METHODS.get(m.group(1)) or _fallback(m.group(1))
             if fix is None:
                 return None
             return note.format(m.group(1), fix)

@@ -36,6 +36,9 @@ CASES = {
     "flatten": (lambda x: x.flatten(1), "x.reshape(*x.shape[:start_dim], -1)"),
     "repeat": (lambda x: x.repeat(1, 2, 1), "fnp.tile(x, sizes)"),
     "squeeze": (lambda x: x.squeeze(1), "x.squeeze(d) if x.shape[d] == 1 else x"),
+    "numpy_function": (lambda x: x.roll(1, 2), "fnp.roll(x, ...)"),
+    "in_place": (lambda x: x.clamp_(0, 1), "fnp.clip(x, lo, hi), assigned"),
+    "topk": (lambda x: x.topk(2), "funcgrad.lax.top_k(x, k)"),
 }
 
 
