@@ -27,10 +27,30 @@ from funcgrad_nn.optim._losses import (
     softmax_cross_entropy_with_integer_labels,
     squared_error,
 )
+from funcgrad_nn.optim._losses_more import (
+    binary_dice_loss,
+    ctc_loss,
+    ctc_loss_with_forward_probs,
+    dice_loss,
+    multiclass_generalized_dice_loss,
+    multiclass_hinge_loss,
+    multiclass_perceptron_loss,
+    multiclass_sparsemax_loss,
+    ntxent,
+    perceptron_loss,
+    ranking_softmax_loss,
+    safe_softmax_cross_entropy,
+    sparsemax_loss,
+    triplet_margin_loss,
+)
 
 __all__ = ["convex_kl_divergence", "cosine_distance", "cosine_similarity",
            "generalized_kl_divergence", "hinge_loss", "huber_loss", "kl_divergence",
            "kl_divergence_with_log_targets", "l2_loss", "log_cosh", "poly_loss_cross_entropy",
            "sigmoid_binary_cross_entropy", "sigmoid_focal_loss", "smooth_labels",
            "softmax_cross_entropy", "softmax_cross_entropy_with_integer_labels",
-           "squared_error"]
+           "squared_error", "binary_dice_loss", "ctc_loss", "ctc_loss_with_forward_probs",
+           "dice_loss", "multiclass_generalized_dice_loss", "multiclass_hinge_loss",
+           "multiclass_perceptron_loss", "multiclass_sparsemax_loss", "ntxent",
+           "perceptron_loss", "ranking_softmax_loss", "safe_softmax_cross_entropy",
+           "sparsemax_loss", "triplet_margin_loss"]
