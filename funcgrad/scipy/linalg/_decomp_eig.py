@@ -312,7 +312,9 @@ def eig_banded(a_band: Any, lower: bool = False, eigvals_only: bool = False,
     """Eigenvalues (and eigenvectors) of a Hermitian band matrix in LAPACK's band storage
     (upper form ``a_band[u + i - j, j] = a[i, j]``, lower form ``a_band[i - j, j]``), as
     ``scipy.linalg.eig_banded``; ``select`` ``'i'`` (index range) or ``'v'`` (values in
-    ``(lo, hi]``, concrete values only).
+    ``(lo, hi]``, concrete values only). Through :func:`eigh` of the dense matrix: each
+    eigenvector is defined up to a sign (phase), and SciPy's band reduction (``?sbtrd``) may
+    pick the other one.
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
