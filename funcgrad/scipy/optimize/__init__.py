@@ -28,8 +28,20 @@ from funcgrad.ops.custom_derivatives import custom_vjp
 from funcgrad.scipy.optimize._bfgs import minimize_bfgs
 from funcgrad.scipy.optimize._cg import minimize_cg, minimize_newtoncg
 from funcgrad.scipy.optimize._curve_fit import OptimizeWarning, curve_fit
+from funcgrad.scipy.optimize._helpers import (
+    approx_fprime,
+    brent,
+    check_grad,
+    fminbound,
+    newton,
+    rosen,
+    rosen_der,
+    rosen_hess,
+    rosen_hess_prod,
+)
 from funcgrad.scipy.optimize._lbfgs import minimize_lbfgs
 from funcgrad.scipy.optimize._lbfgsb import minimize_lbfgsb
+from funcgrad.scipy.optimize._least_squares import fsolve, least_squares, root
 from funcgrad.scipy.optimize._line_search import LineSearchResults, line_search
 from funcgrad.scipy.optimize._neldermead import minimize_neldermead
 from funcgrad.scipy.optimize._objective import Bounds, Objective, host_bounds
@@ -38,7 +50,9 @@ from funcgrad.scipy.optimize._zeros import RootResults, bisect, brentq, root_sca
 
 __all__ = ["minimize", "OptimizeResults", "line_search", "LineSearchResults", "brentq",
            "bisect", "root_scalar", "RootResults", "minimize_scalar", "bracket", "OptimizeResult",
-           "curve_fit", "OptimizeWarning", "Bounds"]
+           "curve_fit", "OptimizeWarning", "Bounds", "least_squares", "root", "fsolve",
+           "newton", "rosen", "rosen_der", "rosen_hess", "rosen_hess_prod", "approx_fprime",
+           "check_grad", "fminbound", "brent"]
 
 
 class OptimizeResults(NamedTuple):

@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -30,6 +31,7 @@ from funcgrad.api_devices import device_get
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device, is_array
 from funcgrad.core import Tracer
+from funcgrad.scipy.optimize._least_squares import solve_least_squares
 
 __all__ = ["curve_fit", "OptimizeWarning"]
 
@@ -54,8 +56,9 @@ def curve_fit(f: Callable[..., Any], xdata: Any, ydata: Any, p0: Any = None,
     returns ``(popt, pcov)`` with ``pcov = inv(J^T J)`` scaled by the residual variance
     (unless ``absolute_sigma``). ``p0`` defaults to ones (the number of parameters read off
     ``f``'s signature); ``sigma`` a 1-D array of standard deviations or a 2-D covariance.
-    ``maxfev``, ``ftol``, ``xtol``, ``gtol`` as SciPy's options. Only unbounded
-    Levenberg-Marquardt (``method`` None or ``"lm"``).
+    ``maxfev``, ``ftol``, ``xtol``, ``gtol`` as SciPy's options. ``bounds`` (a pair of
+    scalars or arrays) or ``method="trf"``/``"dogbox"`` solve with
+    :func:`least_squares`'s bounded iteration (``max_nfev``), else Levenberg-Marquardt.
 
     Example:
         >>> import numpy as np
@@ -65,21 +68,21 @@ def curve_fit(f: Callable[..., Any], xdata: Any, ydata: Any, p0: Any = None,
         >>> popt.round(6), np.sqrt(np.diag(pcov)).round(6)
         (array([1.97, 1.06]), array([0.055076, 0.134907]))
     """
-    import inspect
-    if method not in (None, "lm"):
-        raise ValueError(f"curve_fit: method must be 'lm' (funcgrad provides "
-                         f"Levenberg-Marquardt only), got {method!r}")
+    if method not in (None, "lm", "trf", "dogbox"):
+        raise ValueError(f"curve_fit: method must be 'lm', 'trf' or 'dogbox', got {method!r}")
     lb, ub = (numpy.broadcast_to(numpy.asarray(b, dtype=float), (1,)) if numpy.ndim(b) == 0
               else numpy.asarray(b, dtype=float) for b in bounds)
-    if numpy.any(numpy.isfinite(lb)) or numpy.any(numpy.isfinite(ub)):
-        raise ValueError("curve_fit: bounds are not supported (SciPy solves bounded problems "
-                         "with 'trf', which funcgrad does not provide)")
+    bounded = bool(numpy.any(numpy.isfinite(lb)) or numpy.any(numpy.isfinite(ub)))
+    if method == "lm" and bounded:
+        raise ValueError("Method 'lm' only works for unconstrained problems. Use 'trf' or "
+                         "'dogbox' instead.")
     if full_output:
         raise ValueError("curve_fit: full_output=True is not supported")
     if jac is not None:
         raise ValueError("curve_fit: jac= is not needed (the Jacobian is funcgrad's exact one)")
     if nan_policy not in (None, "raise"):
         raise ValueError("curve_fit: nan_policy must be None or 'raise'")
+    p0_given = p0 is not None
     if p0 is None:
         params = list(inspect.signature(f).parameters.values())
         if len(params) < 2:
@@ -87,6 +90,9 @@ def curve_fit(f: Callable[..., Any], xdata: Any, ydata: Any, p0: Any = None,
         p0 = numpy.ones(len(params) - 1)
     p = numpy.atleast_1d(numpy.asarray(p0, dtype=numpy.float64)).copy()
     n = p.size
+    lb, ub = numpy.broadcast_to(lb, (n,)), numpy.broadcast_to(ub, (n,))
+    if bounded and p0_given is False:  # SciPy's feasible start: the middle of the box
+        p = _feasible(lb, ub)
     y = _host(ydata).reshape(-1)
     xd = xdata
     if (check_finite is None or check_finite) and not numpy.all(numpy.isfinite(y)):
@@ -107,6 +113,7 @@ def curve_fit(f: Callable[..., Any], xdata: Any, ydata: Any, p0: Any = None,
     ftol = float(kwargs.pop("ftol", 1.49012e-8))
     xtol = float(kwargs.pop("xtol", 1.49012e-8))
     gtol = float(kwargs.pop("gtol", 0.0))
+    max_nfev = kwargs.pop("max_nfev", None)
     if kwargs:
         raise TypeError(f"curve_fit: unexpected options {sorted(kwargs)}")
     # the data, weights and parameters live where the model computes (xdata's device)
@@ -130,6 +137,17 @@ def curve_fit(f: Callable[..., Any], xdata: Any, ydata: Any, p0: Any = None,
     def eval_r(q: numpy.ndarray) -> numpy.ndarray:
         return _host(residual(device_put(q, dev)))
 
+    if bounded or method in ("trf", "dogbox"):
+        if numpy.any((p < lb) | (p > ub)):
+            raise ValueError("`x0` is infeasible.")
+        res = solve_least_squares("curve_fit", eval_r,
+                                  lambda q: _host(jac_fn(device_put(q, dev))), p,
+                                  numpy.asarray(lb, float), numpy.asarray(ub, float),
+                                  ftol=ftol, xtol=xtol, gtol=gtol or 1e-8,
+                                  max_nfev=max_nfev)
+        if not res["success"]:
+            raise RuntimeError("Optimal parameters not found: " + res["message"])
+        return _covariance(res["x"], res["jac"], 2 * res["cost"], m, n, absolute_sigma)
     r = eval_r(p)
     nfev = 1
     cost = float(r @ r)
@@ -166,9 +184,25 @@ def curve_fit(f: Callable[..., Any], xdata: Any, ydata: Any, p0: Any = None,
         lam = max(lam / 10.0, 1e-12)
         if small_step or small_cost:
             break
-    jm = _host(jac_fn(device_put(p, dev)))
-    # SciPy's covariance: the pseudo-inverse of J^T J from J's SVD, singular values below
-    # a threshold dropped
+    return _covariance(p, _host(jac_fn(device_put(p, dev))), cost, m, n, absolute_sigma)
+
+
+def _feasible(lb: numpy.ndarray, ub: numpy.ndarray) -> numpy.ndarray:
+    """SciPy's starting point inside the bounds (``_initialize_feasible``)."""
+    p = numpy.ones(lb.size)
+    both = numpy.isfinite(lb) & numpy.isfinite(ub)
+    p[both] = 0.5 * (lb[both] + ub[both])
+    only_lb = numpy.isfinite(lb) & ~numpy.isfinite(ub)
+    p[only_lb] = lb[only_lb] + 1
+    only_ub = ~numpy.isfinite(lb) & numpy.isfinite(ub)
+    p[only_ub] = ub[only_ub] - 1
+    return p
+
+
+def _covariance(p: numpy.ndarray, jm: numpy.ndarray, cost: float, m: int, n: int,
+                absolute_sigma: bool) -> tuple[numpy.ndarray, numpy.ndarray]:
+    """SciPy's covariance of the estimates: the pseudo-inverse of ``J^T J`` from ``J``'s SVD
+    (singular values below a threshold dropped), scaled by the residual variance."""
     _, svals, vt = numpy.linalg.svd(jm, full_matrices=False)
     threshold = numpy.finfo(float).eps * max(jm.shape) * (svals[0] if svals.size else 0.0)
     keep = svals > threshold
@@ -186,5 +220,5 @@ def curve_fit(f: Callable[..., Any], xdata: Any, ydata: Any, p0: Any = None,
             warn = True
     if warn:
         warnings.warn("Covariance of the parameters could not be estimated",
-                      OptimizeWarning, stacklevel=2)
+                      OptimizeWarning, stacklevel=3)
     return p, pcov
