@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy
 
+from funcgrad import api as _api
 from funcgrad import backend, tree_util
 from funcgrad import numpy as fnp
 from funcgrad import random as _random
@@ -62,7 +63,7 @@ __all__ = [
     "bcoo_multiply_sparse", "bcoo_reduce_sum", "bcoo_transpose", "bcoo_sum_duplicates",
     "bcoo_sort_indices", "bcoo_extract", "bcoo_concatenate", "todense", "eye", "empty",
     "random_bcoo", "JAXSparse", "sparsify", "SparseTracer", "sparse_rules", "bcoo_reshape",
-    "BCSR", "bcsr_fromdense", "bcsr_todense",
+    "BCSR", "bcsr_fromdense", "bcsr_todense", "grad", "value_and_grad",
 ]
 
 
@@ -991,3 +992,93 @@ def bcsr_todense(mat: BCSR) -> Any:
         [[1.0, 0.0], [0.0, 1.0]]
     """
     return mat.todense()
+
+
+# ---------------------------------------------------------------------------------------------
+# Sparse-aware differentiation
+
+
+def _is_sparse(x: Any) -> bool:
+    return isinstance(x, BCOO | BCSR)
+
+
+def _with_data(mat: BCOO | BCSR, data: Any) -> BCOO | BCSR:
+    """``mat``'s sparsity pattern holding ``data``."""
+    out = object.__new__(type(mat))  # the pattern is ``mat``'s, already checked
+    out.__dict__.update(mat.__dict__)
+    out.data = data
+    return out
+
+
+def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0,
+                   has_aux: bool = False, **kwargs: Any) -> Callable[..., Any]:
+    """``jax.experimental.sparse.value_and_grad``: :func:`funcgrad.value_and_grad` where a
+    differentiated argument may be (or hold) a BCOO/BCSR: it is differentiated in its
+    stored values, and its gradient is a sparse array of the same pattern (JAX's answer),
+    dense arguments' gradients as usual.
+
+    Example:
+        >>> import numpy as np
+        >>> A = BCOO.fromdense(np.array([[0.0, 1.0], [2.0, 0.0]]))
+        >>> v, g = value_and_grad(lambda a: (a @ np.array([1.0, 3.0])).sum())(A)
+        >>> float(v), type(g).__name__, g.data.tolist()
+        (5.0, 'BCOO', [3.0, 1.0])
+    """
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+    def wrapped(*args: Any, **kw: Any) -> Any:
+        args = list(args)
+        patterns: dict[int, tuple[Any, list[Any]]] = {}
+        for i in nums:  # each differentiated argument: its sparse leaves by their data
+            leaves, tree = tree_util.tree_flatten(args[i], is_leaf=_is_sparse)
+            if any(_is_sparse(x) for x in leaves):
+                patterns[i] = (tree, leaves)
+                args[i] = tree_util.tree_unflatten(
+                    tree, [x.data if _is_sparse(x) else x for x in leaves])
+
+        def on_data(*a: Any) -> Any:
+            a = list(a)
+            for i, (tree, leaves) in patterns.items():
+                vals = tree.flatten_up_to(a[i])
+                a[i] = tree_util.tree_unflatten(tree, [
+                    _with_data(x, v) if _is_sparse(x) else v for x, v in zip(leaves, vals)])
+            return fun(*a, **kw)
+
+        value, grads = _api.value_and_grad(on_data, argnums, has_aux=has_aux, **kwargs)(*args)
+
+        def resparsify(i: int, g: Any) -> Any:
+            if i not in patterns:
+                return g
+            tree, leaves = patterns[i]
+            return tree_util.tree_unflatten(tree, [
+                _with_data(x, v) if _is_sparse(x) else v
+                for x, v in zip(leaves, tree.flatten_up_to(g))])
+
+        if isinstance(argnums, int):
+            grads = resparsify(argnums, grads)
+        else:
+            grads = tuple(resparsify(i, g) for i, g in zip(nums, grads))
+        return value, grads
+
+    return wrapped
+
+
+def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         **kwargs: Any) -> Callable[..., Any]:
+    """``jax.experimental.sparse.grad``: :func:`value_and_grad`'s gradients (with the aux
+    value when ``has_aux``).
+
+    Example:
+        >>> import numpy as np
+        >>> A = BCSR.fromdense(np.array([[0.0, 1.0], [2.0, 0.0]]))
+        >>> g = grad(lambda a: (a @ np.array([1.0, 3.0])).sum())(A)
+        >>> type(g).__name__, g.data.tolist()
+        ('BCSR', [3.0, 1.0])
+    """
+    vg = value_and_grad(fun, argnums, has_aux=has_aux, **kwargs)
+
+    def wrapped(*args: Any, **kw: Any) -> Any:
+        value, g = vg(*args, **kw)
+        return (g, value[1]) if has_aux else g
+
+    return wrapped

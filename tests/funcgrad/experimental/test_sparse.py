@@ -194,3 +194,26 @@ def test_bcoo_reshape() -> None:
         == host(M).T.tolist()
     with pytest.raises(ValueError, match="cannot reshape"):
         A.reshape(4, 2)
+
+
+def test_sparse_grad_and_value_and_grad_as_jax() -> None:
+    # JAX 0.10.2: gradients with respect to a BCOO/BCSR are sparse arrays of its pattern
+    M = dev(np.array([[0.0, 1.0, 0.0], [2.0, 0.0, 3.0]]))
+    S = sparse.BCOO.fromdense(M)
+    x = dev(np.arange(3.0))
+
+    def f(s, v):
+        return (s @ v).sum() ** 2
+
+    g = sparse.grad(f)(S, x)
+    assert type(g) is sparse.BCOO and host(g.data).tolist() == [14.0, 0.0, 28.0]
+    assert host(g.indices).tolist() == host(S.indices).tolist()
+    v, (gs, gx) = sparse.value_and_grad(f, argnums=(0, 1))(S, x)
+    assert float(host(v)) == 49.0 and host(gx).tolist() == [28.0, 14.0, 42.0]
+    g3, aux = sparse.grad(lambda s: ((s @ dev(np.ones(3))).sum(), 5), has_aux=True)(S)
+    assert host(g3.data).tolist() == [1.0, 1.0, 1.0] and aux == 5
+    gc = sparse.grad(lambda s: (s @ dev(np.ones(3))).sum())(sparse.BCSR.fromdense(M))
+    assert type(gc) is sparse.BCSR and host(gc.data).tolist() == [1.0, 1.0, 1.0]
+    gd = sparse.grad(lambda d: (d["a"] @ dev(np.ones(3))).sum() * d["b"])({"a": S, "b": 2.0})
+    assert host(gd["a"].data).tolist() == [2.0, 2.0, 2.0] and float(host(gd["b"])) == 6.0
+    assert host(funcgrad.jit(sparse.grad(f))(S, x).data).tolist() == [14.0, 0.0, 28.0]
