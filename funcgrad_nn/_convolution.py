@@ -1112,6 +1112,10 @@ def _fractional_max_pool(input: Any, nd: int, kernel_size: Any, output_size: Any
     dt = x.dtype if numpy.dtype(x.dtype).kind == "f" else numpy.dtype(numpy.float32)
     if samples is None:
         if key is None:
+            # PyTorch draws the windows from its global generator at every call; under
+            # jit/vmap a draw made while tracing would be frozen into the program
+            from funcgrad_nn.functional import check_host_draw
+            check_host_draw(x, fname, "key")
             from funcgrad_nn.init import default_generator
             samples = default_generator().random((n_, c, nd)).astype(dt)
         else:

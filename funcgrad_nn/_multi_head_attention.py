@@ -183,9 +183,7 @@ def attend(query: Any, key: Any, value: Any, e: int, h: int, weights: tuple[Any,
     attn = F.softmax(scores, dim=-1) if need_weights else F._safe_softmax(scores)
     p = attn
     if training and dropout_p > 0.0:
-        if dropout_key is None:
-            raise TypeError("multi-head attention: dropout_p > 0 in training needs "
-                            "dropout_key= (an int seed or a uint32[2] array)")
+        dropout_key = F.key_or_draw(dropout_key, attn, "multi-head attention", "dropout_key")
         p = F.dropout(attn, dropout_p, True, key=dropout_key)
     out = fnp.reshape(fnp.swapaxes(fnp.matmul(p, v), 1, 2), (n, lq, e))
     out = F.linear(out, out_w, out_b)

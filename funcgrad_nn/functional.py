@@ -29,6 +29,7 @@ import funcgrad.numpy as fnp
 import funcgrad.scipy.special as fsp
 from funcgrad.backend import device_of
 from funcgrad.core import concrete_or_error, current_trace, is_tracer
+from funcgrad.errors import ConcretizationError
 from funcgrad.experimental import checkify
 from funcgrad.interpreters.batching import BatchTracer
 from funcgrad.ops.activations import relu as _relu
@@ -781,7 +782,7 @@ def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = F
         return input
     if p == 1.0:
         return input * 0
-    _need_key(key, "dropout")
+    key = key_or_draw(key, input, "dropout")
     keep = random_uniform(key, input) >= p
     return fnp.where(keep, input * (1.0 / (1.0 - p)), 0)
 
@@ -791,10 +792,41 @@ def _check_p(p: float, fname: str) -> None:
         raise ValueError(f"{fname}: probability has to be between 0 and 1, but got {p}")
 
 
-def _need_key(key: Any, fname: str) -> None:
-    if key is None:
-        raise TypeError(f"{fname}: training with p > 0 needs key= (an int seed or a uint32[2] "
-                        "array); the dropout modules keep and advance their own key")
+def check_host_draw(like: Any, fname: str, arg: str = "key") -> None:
+    """Refuse a draw from the global generator where ``like`` is traced by jit/vmap (the
+    draw would be frozen into the compiled program), naming ``arg=`` and the modules.
+
+    >>> import numpy as np
+    >>> check_host_draw(np.ones(2), "dropout")
+    """
+    try:
+        concrete_or_error(like, f"{fname} without {arg}=")
+    except ConcretizationError:
+        raise TypeError(
+            f"{fname}: under jit/vmap the random draw needs {arg}= (an int seed or a "
+            "uint32[2] array): a seed drawn while tracing would be frozen into the compiled "
+            "program. Use the module (nn.Dropout, nn.RReLU, nn.MultiheadAttention... keep "
+            f"and advance their own key) or pass {arg}=") from None
+
+
+def key_or_draw(key: Any, like: Any, fname: str, arg: str = "key") -> Any:
+    """``key``, or without one a fresh uint32[2] key from the global generator (seeded by
+    ``nn.manual_seed``) when ``like`` is a concrete value: PyTorch's ``F.dropout(x, p,
+    training=True)`` draws from its global generator. Under jit/vmap a key drawn while
+    tracing would be frozen into the compiled program (the same mask at every call), so
+    there ``key`` is required: the modules (``nn.Dropout``...) keep and advance their own.
+
+    >>> import numpy as np
+    >>> key_or_draw(7, np.ones(2), "dropout")
+    7
+    >>> key_or_draw(None, np.ones(2), "dropout").dtype
+    dtype('uint32')
+    """
+    if key is not None:
+        return key
+    check_host_draw(like, fname, arg)
+    from funcgrad_nn.init import default_generator
+    return default_generator().integers(0, 2**32, size=2, dtype=numpy.uint32)
 
 
 def _feature_keep(input: Any, p: float, key: Any, batched: bool) -> Any:
@@ -825,7 +857,7 @@ def _feature_dropout(input: Any, p: float, training: bool, key: Any, spatial: in
         return input
     if p == 1.0:
         return input * 0
-    _need_key(key, fname)
+    key = key_or_draw(key, input, fname)
     keep = _feature_keep(input, p, key, batched and nd > 1)
     return fnp.where(keep, input * (1.0 / (1.0 - p)), 0)
 
@@ -880,7 +912,7 @@ def _alpha_dropout(input: Any, p: float, training: bool, key: Any, feature: bool
         return input
     if p == 1.0:
         return input * 0
-    _need_key(key, fname)
+    key = key_or_draw(key, input, fname)
     if feature:
         keep = _feature_keep(input, p, key, fnp.ndim(input) > 1)
     else:
@@ -927,9 +959,7 @@ def rrelu(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: 
     """
     if not training:
         return leaky_relu(input, (lower + upper) / 2)
-    if key is None:
-        raise TypeError("rrelu: training=True needs key= (an int seed or a uint32[2] array); "
-                        "nn.RReLU keeps and advances its own key")
+    key = key_or_draw(key, input, "rrelu")
     slope = lower + (upper - lower) * random_uniform(key, input)
     return fnp.where(input > 0, input, input * slope.astype(input.dtype))
 
@@ -1050,9 +1080,7 @@ def gumbel_softmax(logits: Any, tau: float = 1.0, hard: bool = False, eps: float
     >>> y.sum(-1), sorted(set(y.ravel().tolist()))
     (array([1., 1.]), [0.0, 1.0])
     """
-    if key is None:
-        raise TypeError("gumbel_softmax: pass key= (an int seed or a uint32[2] array): the "
-                        "noise is drawn from it")
+    key = key_or_draw(key, logits, "gumbel_softmax")
     dim = check_dim("gumbel_softmax", dim, fnp.ndim(logits))
     u = random_uniform(key, logits)
     # Exponential(1) samples -log(1 - u) (u in [0, 1)), kept above 0 so the log is finite.
@@ -1199,9 +1227,7 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
     weights = _safe_softmax(scores)
     if dropout_p > 0.0:
         _check_p(dropout_p, fname)  # (PyTorch's range error comes before any other)
-        if dropout_key is None:
-            raise TypeError(f"{fname}: dropout_p > 0 needs dropout_key= (an int seed or a "
-                            "uint32[2] array)")
+        dropout_key = key_or_draw(dropout_key, weights, fname, "dropout_key")
         weights = dropout(weights, dropout_p, True, key=dropout_key)
     return fnp.matmul(weights, value)
 

@@ -10,6 +10,7 @@ from scipy.special import erf
 import funcgrad
 import funcgrad_nn.functional as F
 from funcgrad.test_util import check_grads
+from funcgrad_nn import init
 from tests.helpers import DEVICE, assert_allclose, dev, expected_fp_warnings, host
 
 rng = np.random.default_rng(0)
@@ -394,8 +395,14 @@ def test_dropout_key_semantics():
     assert not np.array_equal(host(jitted(dev(x), dev(k1))), host(jitted(dev(x), dev(k2))))
     assert np.array_equal(host(jitted(dev(x), dev(k1))), host(F.dropout(dev(x), 0.3, key=k1)))
     assert F.dropout(x, 0.3, training=False) is x
-    with pytest.raises(TypeError, match="key"):
-        F.dropout(x, 0.3)
+    # Without a key, eagerly: PyTorch's draw from the global generator (nn.manual_seed's)
+    init.manual_seed(3)
+    a, b = host(F.dropout(dev(x), 0.3)), host(F.dropout(dev(x), 0.3))
+    init.manual_seed(3)
+    assert np.array_equal(a, host(F.dropout(dev(x), 0.3))) and not np.array_equal(a, b)
+    # ... but not while jit traces: the draw would be frozen into the compiled program
+    with pytest.raises(TypeError, match="under jit/vmap the random draw needs key="):
+        funcgrad.jit(lambda v: F.dropout(v, 0.3))(dev(x))
 
 
 def test_channel_and_alpha_dropout():
@@ -412,8 +419,9 @@ def test_channel_and_alpha_dropout():
         F.dropout2d(np.ones((2, 3, 4)), 0.5, key=0)
     with pytest.raises(ValueError, match="2D or 3D"):
         F.dropout1d(np.ones((2, 3, 4, 5)), key=0)
-    with pytest.raises(TypeError, match="key"):
-        F.dropout2d(np.ones((2, 3, 4, 4)))
+    with pytest.raises(TypeError, match="key="):
+        funcgrad.jit(lambda v: F.dropout2d(v))(dev(np.ones((2, 3, 4, 4))))
+    assert F.dropout2d(dev(np.ones((2, 3, 4, 4)))).shape == (2, 3, 4, 4)  # global generator
     assert F.alpha_dropout(x, 0.5) is x  # PyTorch's default training=False
     # Dropped units take -alpha' a (1 - p), kept ones a x + alpha' a p (PyTorch's formula).
     p, ap = 0.3, 1.7580993408473766
@@ -436,8 +444,9 @@ def test_rrelu_and_gumbel_softmax():
     g = host(funcgrad.grad(lambda v: F.rrelu(v, 0.1, 0.3, training=True, key=0).sum())(dev(x)))
     assert_allclose(g, -y)  # the drawn slope is the derivative
     assert_allclose(F.rrelu(dev(np.array([-2.0, 3.0])), 0.1, 0.3), np.array([-0.4, 3.0]))
-    with pytest.raises(TypeError, match="key"):
-        F.rrelu(x, training=True)
+    with pytest.raises(TypeError, match="key="):
+        funcgrad.vmap(lambda v: F.rrelu(v, training=True))(dev(x[:4, None]))
+    assert host(F.rrelu(dev(x), training=True)).max() < 0  # drawn from the global generator
     logits = rng.normal(size=(4, 5))
     soft = host(F.gumbel_softmax(dev(logits), tau=0.5, key=7))
     assert_allclose(soft.sum(-1), np.ones(4))

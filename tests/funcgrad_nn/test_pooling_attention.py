@@ -327,8 +327,9 @@ def test_sdpa_masks_causal_scale():
     assert_allclose(per, ref_sdpa(q, k[0], v[0], causal=True))
     gqa = sdpa(dev(q), dev(k[:, :1]), dev(v[:, :1]), enable_gqa=True)
     assert_allclose(gqa, ref_sdpa(q, np.repeat(k[:, :1], 3, 1), np.repeat(v[:, :1], 3, 1)))
-    with pytest.raises(TypeError, match="dropout_key"):
-        sdpa(dev(q), dev(k), dev(v), dropout_p=0.1)
+    with pytest.raises(TypeError, match="dropout_key="):  # under jit: no key drawn
+        funcgrad.jit(lambda a: sdpa(a, dev(k), dev(v), dropout_p=0.1))(dev(q))
+    assert sdpa(dev(q), dev(k), dev(v), dropout_p=0.1).shape == (2, 3, 4, 6)  # eagerly: drawn
     d = sdpa(dev(q), dev(k), dev(v), dropout_p=0.5, dropout_key=3)
     assert d.shape == (2, 3, 4, 6)
     with pytest.raises(ValueError, match="is_causal"):
