@@ -71,7 +71,16 @@ named_axis_batch_rules: dict[Primitive, BatchRule] = {}
 # The axis name of the BatchTrace whose rule is running: batch rules of higher-order
 # primitives (jit, cond, scan, custom_vjp) batch inner programs over the same named axis.
 _rule_axis_name: ContextVar[Any] = ContextVar("funcgrad_rule_axis_name", default=None)
+# The device of the batched values of the BatchTrace whose named-axis rule is running: what
+# a collective makes from nothing (axis_index's iota) goes there, the computation's device.
+_rule_device: ContextVar[str | None] = ContextVar("funcgrad_rule_device", default=None)
 _INHERIT: Any = object()
+
+
+def current_device() -> str | None:
+    """The device of the values the running named-axis batch rule's vmap batches (None:
+    unknown, e.g. no batched operand)."""
+    return _rule_device.get()
 
 
 def current_axis_name() -> Any:
@@ -203,13 +212,15 @@ class BatchTrace(Trace):
     ``axis_size`` is the batch size, ``axis_name`` the optional name vmap was given.
     """
 
-    __slots__ = ("axis_size", "axis_name")
+    __slots__ = ("axis_size", "axis_name", "device")
     user_name = "vmap"
 
-    def __init__(self, parent: Trace, axis_size: int, axis_name: Any = None) -> None:
+    def __init__(self, parent: Trace, axis_size: int, axis_name: Any = None,
+                 device: str | None = None) -> None:
         super().__init__(parent)
         self.axis_size = axis_size
         self.axis_name = axis_name
+        self.device = device  # where the batched values live (None: unknown)
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: dict) -> list:
         vals: list[Any] = []
@@ -233,14 +244,17 @@ class BatchTrace(Trace):
             # of a constant is axis_size times it).
             token = _trace_var.set(self.parent)  # type: ignore[arg-type]
             name_token = _rule_axis_name.set(self.axis_name)
+            device_token = _rule_device.set(self.device)
             try:
                 outs, out_dims = named(self.axis_size, vals, dims, **params)
             finally:
+                _rule_device.reset(device_token)
                 _rule_axis_name.reset(name_token)
                 _trace_var.reset(token)
             return [o if d is None else BatchTracer(self, o, d) for o, d in zip(outs, out_dims)]
         token = _trace_var.set(self.parent)  # type: ignore[arg-type]
         name_token = _rule_axis_name.set(self.axis_name)
+        device_token = _rule_device.set(self.device)  # inner programs' batches inherit it
         try:
             if not live and not (prim.carries_jaxprs and self.axis_name is not None
                                  and _uses_axis(params, self.axis_name)):
@@ -261,6 +275,7 @@ class BatchTrace(Trace):
                 )
             raise
         finally:
+            _rule_device.reset(device_token)
             _rule_axis_name.reset(name_token)
             _trace_var.reset(token)
         return [o if d is None else BatchTracer(self, o, d) for o, d in zip(outs, out_dims)]
@@ -423,7 +438,9 @@ def batch_flat(
     """
     if axis_name is _INHERIT:
         axis_name = _rule_axis_name.get()
-    trace = BatchTrace(_trace_var.get(), axis_size, axis_name)
+    device = next((a.device for a in (get_aval(v) for v, d in zip(vals, dims) if d is not None)
+                   if a.device is not None), None) or _rule_device.get()
+    trace = BatchTrace(_trace_var.get(), axis_size, axis_name, device)
     ins = []
     for i, (v, d) in enumerate(zip(vals, dims)):
         if d is None:

@@ -339,8 +339,16 @@ jvp_rules[axis_index_p] = lambda primals, tangents, *, axis_name: (
 # No operands, so no trace but the named one ever batches it.
 batching.batch_rules[axis_index_p] = lambda axis_size, vals, dims, *, axis_name: (
     [bind1(axis_index_p, axis_name=axis_name)], [None])
-batching.named_axis_batch_rules[axis_index_p] = lambda axis_size, vals, dims, *, axis_name: (
-    [_shape.iota(numpy.int32, (axis_size,), 0)], [0])
+def _axis_index_named(axis_size: int, vals: Any, dims: Any, *, axis_name: Any) -> Any:
+    # on the device of the values vmap batches (the computation's), as JAX's axis_index is
+    # part of the computation; the default device when nothing batched says where
+    device = batching.current_device()
+    if device is None:
+        return [_shape.iota(numpy.int32, (axis_size,), 0)], [0]
+    return [xp_for_device(device).arange(axis_size, dtype=numpy.int32)], [0]
+
+
+batching.named_axis_batch_rules[axis_index_p] = _axis_index_named
 
 
 def axis_index(axis_name: Any) -> Any:

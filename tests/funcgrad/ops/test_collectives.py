@@ -437,3 +437,24 @@ def test_collectives_in_loops_and_calls_without_batched_operands():
         lambda v: lax.fori_loop(0, 2, lambda k, c: c + 10 * lax.axis_index("i")
                                 + lax.axis_index("j"), 0), axis_name="j"), axis_name="i"))
     assert host(both(x)).tolist() == [[0, 2], [20, 22], [40, 42]]
+
+
+def test_axis_index_lands_on_the_computations_device():
+    # As JAX's (part of the computation): on the device of the values vmap batches, not the
+    # default one, so host data under a device default (and the reverse) mixes cleanly.
+    from funcgrad import backend
+
+    for default, data_dev in (("cpu", "strict"), ("strict", "cpu")):
+        with backend.default_device(default):
+            x = funcgrad.device_put(np.ones((3, 2)), data_dev)
+            zero = funcgrad.device_put(np.int32(0), data_dev)  # a loop with no batched operand
+
+            def f(v, zero=zero):
+                return v * lax.axis_index("i") + lax.scan(
+                    lambda c, _: (c + lax.axis_index("i"), None), zero, None, length=2)[0]
+
+            for g in (funcgrad.vmap(f, axis_name="i"),
+                      funcgrad.jit(funcgrad.vmap(f, axis_name="i"))):
+                out = g(x)
+                assert (backend.device_of(out) or "cpu") == data_dev
+                assert host(out)[:, 0].tolist() == [0.0, 3.0, 6.0]
