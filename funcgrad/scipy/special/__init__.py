@@ -43,6 +43,7 @@ from funcgrad.scipy.special._bessel import (
     y0,
     y1,
 )
+from funcgrad.scipy.special._bessel_real import iv, ive, jv, kv, kve, yv
 from funcgrad.scipy.special._boxcox import boxcox, boxcox1p, inv_boxcox, inv_boxcox1p
 from funcgrad.scipy.special._carlson import elliprc, elliprd, elliprf, elliprg, elliprj
 from funcgrad.scipy.special._combinatorics import bernoulli, binom, comb, factorial, poch
@@ -161,4 +162,5 @@ __all__ = [
     "agm", "stdtr", "stdtrit", "eval_legendre", "eval_chebyt", "eval_chebyu",
     "eval_hermite", "eval_hermitenorm", "eval_laguerre", "eval_genlaguerre", "eval_jacobi", "eval_gegenbauer",
     "elliprf", "elliprc", "elliprd", "elliprj", "elliprg", "ellipkinc", "ellipeinc",
+    "jv", "yv", "iv", "kv", "ive", "kve",
 ]
