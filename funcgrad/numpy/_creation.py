@@ -188,6 +188,10 @@ def asarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
         return _cast(a, dt)
     if device_of(a) is not None:
         # Arrays stay on their device (host arrays compute on the host, as in the backend).
+        if isinstance(a, numpy.ndarray) and type(a) is not numpy.ndarray:
+            # As numpy.asarray: no subclass passes through (a matrix is a 2-D ndarray, a
+            # masked array its data, as jnp.asarray's), so later operations are plain NumPy's
+            a = numpy.asarray(a)
         if dt is not None and isinstance(a, numpy.ndarray) and a.dtype.kind == "O":
             # An object array of numbers (a pandas column, say) converts to a numeric dtype
             # when asked, as in NumPy and JAX; without a dtype it is refused below.
@@ -250,7 +254,8 @@ def array(
 
 def asanyarray(a: Any, dtype: Any = None, order: Any = None, *, device: Any = None,
                copy: bool | None = None) -> Any:
-    """Same as :func:`asarray` (funcgrad has no array subclasses), ``copy=`` included.
+    """Same as :func:`asarray` (funcgrad has no array subclasses: a NumPy subclass such as
+    ``numpy.matrix`` becomes a plain array), ``copy=`` included.
 
     Example:
         >>> asanyarray((1.0, 2.0)).shape

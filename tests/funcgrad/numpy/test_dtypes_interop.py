@@ -187,3 +187,19 @@ def test_array_namespace_info_answers_as_numpys() -> None:
     assert info.capabilities()["max dimensions"] == 64
     with pytest.raises(ValueError, match="device 'tpu' is not one of"):
         info.default_dtypes(device="tpu")
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # (numpy.matrix's own)
+def test_asarray_passes_no_ndarray_subclass_through() -> None:
+    # numpy.asarray / numpy.array (subok=False) give base-class arrays: a matrix is a 2-D
+    # ndarray, a masked array its data (as jnp.asarray), so later functions are NumPy's plain
+    # ones (the subclasses' own semantics had leaked: a matrix ravels to (1, n))
+    mat = np.matrix([[1.0, 2.0], [3.0, 4.0]])
+    masked = np.ma.array([1.0, 2.0, 3.0], mask=[False, True, False])
+    for conv in (fnp.asarray, fnp.array, fnp.asanyarray):
+        m = conv(mat)
+        assert type(m) is np.ndarray and m.shape == (2, 2)
+        assert fnp.cumsum(m).tolist() == [1.0, 3.0, 6.0, 10.0]
+        d = conv(masked)
+        assert type(d) is np.ndarray and d.tolist() == [1.0, 2.0, 3.0]
+    assert fnp.asarray(mat, dtype=np.float32).dtype == np.float32
