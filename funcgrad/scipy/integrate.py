@@ -1,6 +1,7 @@
 """funcgrad.scipy.integrate: ``trapezoid``, ``cumulative_trapezoid``, ``simpson`` and
 ``cumulative_simpson`` (differentiable in ``y`` and ``x``; ``jit``/``vmap`` work); SciPy's
-``quad``, ``dblquad``, ``fixed_quad``, ``romb`` (:mod:`funcgrad.scipy._quadrature`).
+``quad``, ``dblquad``, ``fixed_quad``, ``romb`` (:mod:`funcgrad.scipy._quadrature`),
+``solve_ivp`` and ``odeint`` (:mod:`funcgrad.scipy._ivp`).
 
 Example:
     >>> import numpy as np, funcgrad.scipy.integrate as fsi
@@ -17,10 +18,12 @@ import numpy
 import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.core import Tracer
+from funcgrad.scipy._ivp import OdeSolution, odeint, solve_ivp
 from funcgrad.scipy._quadrature import IntegrationWarning, dblquad, fixed_quad, quad, romb
 
 __all__ = ["trapezoid", "cumulative_trapezoid", "simpson", "cumulative_simpson", "quad",
-           "dblquad", "fixed_quad", "romb", "IntegrationWarning"]
+           "dblquad", "fixed_quad", "romb", "IntegrationWarning", "solve_ivp", "odeint",
+           "OdeSolution"]
 
 
 def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
