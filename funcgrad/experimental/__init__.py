@@ -2,13 +2,14 @@
 (``odeint``), :mod:`funcgrad.experimental.jet` (``jet``),
 :mod:`funcgrad.experimental.checkify` (run-time checks as values),
 :mod:`funcgrad.experimental.sparse` (the ``BCOO`` sparse array), ``mesh_utils``, ``pjit``,
-``shard_map`` (its deprecated former home), ``layout`` (``Layout``, ``Format``) and
-:func:`io_callback`.
+``shard_map`` (its deprecated former home), ``layout`` (``Layout``, ``Format``),
+``compilation_cache`` (JAX's persistent-cache settings, recorded) and :func:`io_callback`.
 See docs/experimental.md.
 """
 
 from funcgrad.experimental import (
     checkify,
+    compilation_cache,
     jet,
     layout,
     mesh_utils,
@@ -20,4 +21,4 @@ from funcgrad.experimental import (
 from funcgrad.ops.pure_callback import io_callback
 
 __all__ = ["jet", "ode", "checkify", "sparse", "mesh_utils", "pjit", "shard_map",
-           "io_callback", "layout"]
+           "io_callback", "layout", "compilation_cache"]
