@@ -348,7 +348,9 @@ def tridiagonal_solve(dl: Array, d: Array, du: Array, b: Array, *,
                       perturb_singular: bool = False) -> Array:
     """Solve the tridiagonal system with sub-diagonal ``dl`` (``dl[..., 0]`` unused), diagonal
     ``d`` and super-diagonal ``du`` (``du[..., -1]`` unused) for right-hand sides ``b`` of
-    shape ``(..., n, k)``, as JAX.
+    shape ``(..., n, k)``, as JAX: NaN for a singular matrix, or with ``perturb_singular`` a
+    zero pivot made ``eps * max|a|`` (JAX: of order ``eps * max|U|``), a large finite
+    solution, as inverse iteration wants.
 
     Example:
         >>> import numpy as np
@@ -375,7 +377,12 @@ def tridiagonal_solve(dl: Array, d: Array, du: Array, b: Array, *,
     batch = numpy.broadcast_shapes(fnp.shape(ab)[:-2], fnp.shape(b)[:-2])
     ab = fnp.broadcast_to(ab, batch + fnp.shape(ab)[-2:])
     b = fnp.broadcast_to(b, batch + fnp.shape(b)[-2:])
-    return _banded.banded_solve(ab, b, lower=1, upper=1)
+    x = _banded.banded_solve(ab, b, lower=1, upper=1, perturb=bool(perturb_singular))
+    if perturb_singular:
+        return x
+    # JAX's gtsv path: a singular matrix (LAPACK's info > 0) gives NaN for its whole solution
+    ok = fnp.all(fnp.isfinite(x), axis=(-2, -1), keepdims=True)
+    return fnp.where(ok, x, fnp.nan)
 
 
 def symmetric_product(a_matrix: Array, c_matrix: Array, *, alpha: float = 1.0,

@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy
@@ -43,8 +44,9 @@ _DTYPES = frozenset(numpy.dtype(d) for d in ("float32", "float64", "complex64", 
 
 
 def _abstract(ab: ShapedArray, b: ShapedArray, *, lower: int, upper: int,
-              transpose_a: bool) -> list[ShapedArray]:
-    check_static("banded_solve", lower=lower, upper=upper, transpose_a=transpose_a)
+              transpose_a: bool, perturb: bool) -> list[ShapedArray]:
+    check_static("banded_solve", lower=lower, upper=upper, transpose_a=transpose_a,
+                 perturb=perturb)
     if ab.ndim < 2 or b.ndim < 2:
         raise ShapeError(f"banded_solve: needs ab (..., l + u + 1, n) and b (..., n, k), got "
                          f"{ab.str_short()} and {b.str_short()}")
@@ -88,10 +90,11 @@ def _div(x: Any, y: Any) -> Any:
                 else numpy.float64(x)) / y
 
 
-def _solve_one(rows: list, rhs: list, n: int, lower: int, upper: int) -> list:
+def _solve_one(rows: list, rhs: list, n: int, lower: int, upper: int, tiny: Any) -> list:
     """``?gbsv`` on one matrix, in Python numbers (one column per step touches O((l + u) l)
     entries: NumPy calls on arrays this small would cost far more than the arithmetic).
-    ``rows[r][t] = a[r, r - l + t]`` (the identity past row ``n``), ``rhs`` padded likewise."""
+    ``rows[r][t] = a[r, r - l + t]`` (the identity past row ``n``), ``rhs`` padded likewise.
+    With ``tiny`` (not None) an exactly zero pivot becomes ``tiny`` with its sign."""
     kv = lower + upper
     zero = [0.0]
     # the active window: rows j..j+l, columns j..j+kv of the partly eliminated matrix
@@ -108,6 +111,8 @@ def _solve_one(rows: list, rhs: list, n: int, lower: int, upper: int) -> list:
                 bact[0], bact[p] = bact[p], bact[0]
         row0, b0 = act[0], bact[0]
         piv = row0[0]
+        if tiny is not None and piv == 0:
+            piv = row0[0] = math.copysign(tiny, piv.real if isinstance(piv, complex) else piv)
         nxt, bnxt = [], []
         for a in range(1, lower + 1):
             ra, rb = act[a], bact[a]
@@ -136,7 +141,8 @@ def _solve_one(rows: list, rhs: list, n: int, lower: int, upper: int) -> list:
     return x[:n]
 
 
-def _solve_host(ab: numpy.ndarray, b: numpy.ndarray, lower: int, upper: int) -> numpy.ndarray:
+def _solve_host(ab: numpy.ndarray, b: numpy.ndarray, lower: int, upper: int,
+                perturb: bool = False) -> numpy.ndarray:
     """``?gbsv`` on stacks: ``ab`` (B, l + u + 1, n), ``b`` (B, n, k) -> x (B, n, k)."""
     nb, _, n = ab.shape
     k = b.shape[-1]
@@ -151,14 +157,19 @@ def _solve_host(ab: numpy.ndarray, b: numpy.ndarray, lower: int, upper: int) -> 
     rows[:, n:, lower] = 1
     rhs = numpy.concatenate([b.astype(dt), numpy.zeros((nb, lower + 1, k), dt)], axis=1)
     out = numpy.empty((nb, n, k), dt)
+    # JAX's perturb_singular: a zero pivot made eps * max|a| (the smallest normal number for
+    # a zero matrix), so a singular system has a large finite solution (inverse iteration)
+    info = numpy.finfo(dt)
     with numpy.errstate(all="ignore"):   # a zero pivot: inf/NaN, as solve's
         for i in range(nb):
-            out[i] = _solve_one(rows[i].tolist(), rhs[i].tolist(), n, lower, upper)
+            scale = float(numpy.abs(rows[i, :n]).max(initial=0.0)) * float(info.eps)
+            tiny = (scale or float(info.tiny)) if perturb else None
+            out[i] = _solve_one(rows[i].tolist(), rhs[i].tolist(), n, lower, upper, tiny)
     return out
 
 
 def _on_host(hab: numpy.ndarray, hb: numpy.ndarray, lower: int, upper: int,
-             transpose_a: bool) -> numpy.ndarray:
+             transpose_a: bool, perturb: bool) -> numpy.ndarray:
     """The solution for NumPy operands with any (equal) batch axes."""
     batch, (n, k) = hb.shape[:-2], hb.shape[-2:]
     hab = hab.reshape((-1,) + hab.shape[-2:])
@@ -167,25 +178,27 @@ def _on_host(hab: numpy.ndarray, hb: numpy.ndarray, lower: int, upper: int,
         hab, lower, upper = _transposed_band(hab, lower, upper), upper, lower
     if n == 0 or k == 0 or hb.shape[0] == 0:
         return numpy.zeros(batch + (n, k), hb.dtype)
-    return _solve_host(hab, hb, lower, upper).reshape(batch + (n, k))
+    return _solve_host(hab, hb, lower, upper, perturb).reshape(batch + (n, k))
 
 
-def _impl(ab: Any, b: Any, *, lower: int, upper: int, transpose_a: bool) -> list[Any]:
+def _impl(ab: Any, b: Any, *, lower: int, upper: int, transpose_a: bool,
+          perturb: bool) -> list[Any]:
     # an elimination whose pivots depend on the values: the host runs it (NumPy and CuPy
     # have no banded solver), the result goes back to the operands' device
-    x = _on_host(to_numpy(ab), to_numpy(b), lower, upper, transpose_a)
+    x = _on_host(to_numpy(ab), to_numpy(b), lower, upper, transpose_a, perturb)
     return [device_put(x, device_of(b))]
 
 
 banded_solve_p = make_primitive("banded_solve", _impl, _abstract)
 
 
-def banded_solve(ab: Any, b: Any, *, lower: int, upper: int,
-                 transpose_a: bool = False) -> Any:
+def banded_solve(ab: Any, b: Any, *, lower: int, upper: int, transpose_a: bool = False,
+                 perturb: bool = False) -> Any:
     """Solve ``a x = b`` (``a^T x = b`` with ``transpose_a``) for the band matrix stored as
     ``ab[..., u + i - j, j] = a[..., i, j]`` (``l`` = ``lower`` diagonals below the main one,
     ``u`` = ``upper`` above) and ``b`` of shape ``(..., n, k)``, by banded LU with partial
-    pivoting.
+    pivoting. ``perturb`` makes an exactly zero pivot ``eps * max|a|`` (JAX's
+    ``perturb_singular``): a large finite solution of a singular system.
 
     Example:
         >>> import numpy as np
@@ -194,7 +207,7 @@ def banded_solve(ab: Any, b: Any, *, lower: int, upper: int,
                [0.5]])
     """
     return bind1(banded_solve_p, ab, b, lower=int(lower), upper=int(upper),
-                 transpose_a=bool(transpose_a))
+                 transpose_a=bool(transpose_a), perturb=bool(perturb))
 
 
 def _shifted(v: Any, s: int) -> Any:
@@ -236,26 +249,28 @@ def band_matvec(ab: Any, x: Any, *, lower: int, upper: int, transpose_a: bool = 
     return out
 
 
-def _jvp(primals, tangents, *, lower, upper, transpose_a):
+def _jvp(primals, tangents, *, lower, upper, transpose_a, perturb):
     ab, b = primals
     dab, db = tangents
-    x = banded_solve(ab, b, lower=lower, upper=upper, transpose_a=transpose_a)
+    x = banded_solve(ab, b, lower=lower, upper=upper, transpose_a=transpose_a, perturb=perturb)
     rhs = None if type(db) is Zero else db
     if type(dab) is not Zero:
         term = _ew.neg(band_matvec(dab, x, lower=lower, upper=upper, transpose_a=transpose_a))
         rhs = term if rhs is None else _ew.add(rhs, term)
     if rhs is None:
         return [x], [Zero.from_primal(x)]
-    return [x], [banded_solve(ab, rhs, lower=lower, upper=upper, transpose_a=transpose_a)]
+    return [x], [banded_solve(ab, rhs, lower=lower, upper=upper, transpose_a=transpose_a,
+                              perturb=perturb)]
 
 
-def _transpose(ct, ab, b, *, lower, upper, transpose_a):
+def _transpose(ct, ab, b, *, lower, upper, transpose_a, perturb):
     if is_undefined(ab):
         raise ValueError("banded_solve: transpose with respect to the matrix (not linear)")
     if type(ct) is Zero:
         return [None, Zero(b.aval)]
     # the real pairing has no conjugation: the plain transpose, as solve's
-    return [None, banded_solve(ab, ct, lower=lower, upper=upper, transpose_a=not transpose_a)]
+    return [None, banded_solve(ab, ct, lower=lower, upper=upper, transpose_a=not transpose_a,
+                               perturb=perturb)]
 
 
 def _batch(axis_size, vals, dims, **params):

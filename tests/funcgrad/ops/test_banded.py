@@ -129,3 +129,20 @@ def test_tridiagonal_solve_as_jax_in_linear_memory() -> None:
     x = lax_linalg.tridiagonal_solve(*dev((rng.normal(size=n), rng.normal(size=n) + 4.0,
                                            rng.normal(size=n), rng.normal(size=(n, 1)))))
     assert host(x).shape == (n, 1) and np.isfinite(host(x)).all()
+
+
+def test_tridiagonal_solve_singular_as_jax() -> None:
+    # jax.lax.linalg.tridiagonal_solve (0.10.2): NaN for the whole solution of a singular
+    # matrix; perturb_singular=True makes a zero pivot eps * max|a| (the smallest normal
+    # number for a zero matrix)
+    z, ones = np.zeros(3), np.ones((3, 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        got = host(lax_linalg.tridiagonal_solve(*dev((z, np.array([1.0, 0.0, 1.0]), z, ones))))
+    assert np.isnan(got).all()
+    got = lax_linalg.tridiagonal_solve(*dev((z, z, z, ones)), perturb_singular=True)
+    assert_allclose(got, np.full((3, 1), 4.49423283715579e+307), rtol=1e-12)
+    got = lax_linalg.tridiagonal_solve(*dev((z, np.array([-0.0, 5.0, 7.0]), z, ones)),
+                                       perturb_singular=True)
+    assert_allclose(got, np.array([[-643371375338642.2], [0.2], [1 / 7]]), rtol=1e-12)
+
