@@ -28,7 +28,8 @@ from funcgrad.backend import device_put, get_default_device
 from funcgrad.core import Tracer
 from funcgrad.scipy._detrend import detrend as _detrend
 
-__all__ = ["get_window", "stft", "istft", "csd", "welch", "periodogram", "hilbert"]
+__all__ = ["get_window", "stft", "istft", "csd", "welch", "periodogram", "hilbert",
+           "coherence"]
 
 
 # ---- windows (SciPy's definitions; ``M`` points, symmetric or periodic)
@@ -522,6 +523,29 @@ def csd(x: Any, y: Any, fs: Any = 1.0, window: Any = "hann", nperseg: Any = None
         else:
             pxy = fnp.reshape(pxy, pxy.shape[:-1])
     return freqs, pxy
+
+
+def coherence(x: Any, y: Any, fs: Any = 1.0, window: Any = "hann", nperseg: Any = None,
+              noverlap: Any = None, nfft: Any = None, detrend: Any = "constant",
+              axis: int = -1) -> tuple[Any, Any]:
+    """The magnitude-squared coherence ``|Pxy|**2 / (Pxx Pyy)`` of ``x`` and ``y`` from
+    Welch estimates, as ``scipy.signal.coherence``: ``(f, Cxy)``. Differentiable in the
+    data.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.signal import coherence
+        >>> x = np.sin(np.arange(256.0))
+        >>> f, c = coherence(x, 2.0 * x, nperseg=32)
+        >>> bool(np.allclose(c, 1.0))
+        True
+    """
+    kw = dict(fs=fs, window=window, nperseg=nperseg, noverlap=noverlap, nfft=nfft,
+              detrend=detrend, axis=axis)
+    freqs, pxx = welch(x, **kw)
+    _, pyy = welch(y, **kw)
+    _, pxy = csd(x, y, **kw)
+    return freqs, fnp.abs(pxy) ** 2 / pxx / pyy
 
 
 def welch(x: Any, fs: Any = 1.0, window: Any = "hann", nperseg: Any = None,

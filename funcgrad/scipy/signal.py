@@ -60,6 +60,7 @@ from funcgrad.scipy._signal_peaks import (
 )
 from funcgrad.scipy._signal_resample import decimate, resample, resample_poly, upfirdn
 from funcgrad.scipy._signal_spectral import (
+    coherence,
     csd,
     get_window,
     hilbert,
@@ -69,6 +70,16 @@ from funcgrad.scipy._signal_spectral import (
     stft,
     welch,
 )
+from funcgrad.scipy._signal_waveforms import (
+    chirp,
+    correlation_lags,
+    gausspulse,
+    iirnotch,
+    iirpeak,
+    sawtooth,
+    square,
+    unit_impulse,
+)
 
 __all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", "detrend",
            "get_window", "stft", "istft", "csd", "welch", "periodogram", "hilbert", "lfilter",
@@ -77,7 +88,9 @@ __all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", 
            "sosfiltfilt", "freqz", "sosfreqz", "freqz_sos", "savgol_coeffs", "savgol_filter",
            "firwin", "kaiser_beta", "kaiser_atten", "kaiserord", "spectrogram", "decimate",
            "find_peaks", "peak_prominences", "peak_widths", "argrelextrema", "argrelmax",
-           "argrelmin", "PeakPropertyWarning", "upfirdn", "resample_poly", "resample"]
+           "argrelmin", "PeakPropertyWarning", "upfirdn", "resample_poly", "resample",
+           "chirp", "sawtooth", "square", "gausspulse", "unit_impulse", "correlation_lags",
+           "iirnotch", "iirpeak", "coherence"]
 
 _MODES = ("full", "same", "valid")
 
