@@ -176,9 +176,19 @@ class EvalTrace(Trace):
     __slots__ = ()
 
     def process_primitive(self, prim: Primitive, args: Sequence[Any], params: Params) -> list:
+        subclassed = False
         for a in args:
+            if type(a) is _ndarray:
+                continue
             if isinstance(a, Tracer):
                 raise _leaked_tracer_error(a, prim)
+            if isinstance(a, _ndarray):
+                subclassed = True
+        if subclassed:
+            # NumPy subclasses (matrix, masked arrays, memmap) compute as plain arrays, as
+            # numpy.asarray and jax.numpy give them: their own semantics (a matrix ravels to
+            # (1, n), a masked sum skips what a masked count keeps) would leak into results
+            args = [numpy.asarray(a) if isinstance(a, _ndarray) else a for a in args]
         if len(_device_modules) > 1:  # a device backend is loaded: host operands may meet it
             args = place_uncommitted(args)
         if params:

@@ -203,3 +203,9 @@ def test_asarray_passes_no_ndarray_subclass_through() -> None:
         d = conv(masked)
         assert type(d) is np.ndarray and d.tolist() == [1.0, 2.0, 3.0]
     assert fnp.asarray(mat, dtype=np.float32).dtype == np.float32
+    # passed straight to functions, they compute as plain arrays too (operations run on
+    # numpy.asarray of them, as jax.numpy's): before, fnp.argmax(mat) was [[0, 0, 0, 0]] and
+    # fnp.mean(masked) 4/3 (a masked sum over an unmasked count)
+    assert int(fnp.argmax(mat)) == 3 and fnp.cumsum(mat).tolist() == [1.0, 3.0, 6.0, 10.0]
+    assert type(fnp.sin(mat)) is np.ndarray and fnp.take(mat, [0, 3]).tolist() == [1.0, 4.0]
+    assert float(fnp.mean(masked)) == 2.0 and float(fnp.median(masked)) == 2.0
