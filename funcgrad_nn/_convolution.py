@@ -1111,10 +1111,12 @@ def _fractional_max_pool(input: Any, nd: int, kernel_size: Any, output_size: Any
     n_, c = fnp.shape(x)[:2]
     dt = x.dtype if numpy.dtype(x.dtype).kind == "f" else numpy.dtype(numpy.float32)
     if samples is None:
+        from funcgrad_nn.functional import check_host_draw, implicit_key, key_or_draw
+        if key is None and implicit_key.get() is not None:  # under nn.jit: its key
+            key = key_or_draw(None, x, fname)
         if key is None:
             # PyTorch draws the windows from its global generator at every call; under
             # jit/vmap a draw made while tracing would be frozen into the program
-            from funcgrad_nn.functional import check_host_draw
             check_host_draw(x, fname, "key")
             from funcgrad_nn.init import default_generator
             samples = default_generator().random((n_, c, nd)).astype(dt)

@@ -809,12 +809,25 @@ def check_host_draw(like: Any, fname: str, arg: str = "key") -> None:
             f"and advance their own key) or pass {arg}=") from None
 
 
+class NeedsImplicitKey(Exception):  # noqa: N818 (a signal to nn.jit, not an error)
+    """Raised while ``nn.jit`` traces a function not yet known to draw random numbers
+    without a key: ``nn.jit`` then traces it again with a fresh key per call."""
+
+
+#: ``nn.jit``'s implicit random key: None outside it; ``PROBE`` while it traces a function
+#: not known to need one; else a one-element list holding the traced key, split at each draw
+implicit_key: ContextVar[Any] = ContextVar("funcgrad_nn_implicit_key", default=None)
+PROBE = "probe"
+
+
 def key_or_draw(key: Any, like: Any, fname: str, arg: str = "key") -> Any:
     """``key``, or without one a fresh uint32[2] key from the global generator (seeded by
     ``nn.manual_seed``) when ``like`` is a concrete value: PyTorch's ``F.dropout(x, p,
-    training=True)`` draws from its global generator. Under jit/vmap a key drawn while
-    tracing would be frozen into the compiled program (the same mask at every call), so
-    there ``key`` is required: the modules (``nn.Dropout``...) keep and advance their own.
+    training=True)`` draws from its global generator. Under ``nn.jit`` the key comes from
+    one ``nn.jit`` passes in at every call (drawn from that generator); under plain jit/vmap
+    a key drawn while tracing would be frozen into the compiled program (the same mask at
+    every call), so there ``key`` is required: the modules (``nn.Dropout``...) keep and
+    advance their own.
 
     >>> import numpy as np
     >>> key_or_draw(7, np.ones(2), "dropout")
@@ -824,6 +837,13 @@ def key_or_draw(key: Any, like: Any, fname: str, arg: str = "key") -> Any:
     """
     if key is not None:
         return key
+    state = implicit_key.get()
+    if state == PROBE:
+        raise NeedsImplicitKey(fname)
+    if state is not None:
+        # under nn.jit: a key it passes in at every call, split once per draw in trace order
+        sub, state[0] = split_key(state[0])
+        return sub
     check_host_draw(like, fname, arg)
     from funcgrad_nn.init import default_generator
     return default_generator().integers(0, 2**32, size=2, dtype=numpy.uint32)

@@ -32,11 +32,12 @@ import numpy as np
 import funcgrad
 from funcgrad import numpy as fnp
 from funcgrad import tree_util
-from funcgrad.backend import is_writeable
+from funcgrad.backend import device_of, is_writeable
 from funcgrad.core import is_tracer
 from funcgrad.debug.nans import nans_enabled
 from funcgrad.errors import ConcretizationError
 from funcgrad_nn import amp
+from funcgrad_nn import functional as F
 from funcgrad_nn import hooks as _hooks
 from funcgrad_nn import module as _module
 from funcgrad_nn._torch_idioms import add_torch_idiom_note
@@ -226,6 +227,28 @@ def _module_grads(treedef: Any, grad_slots: list[int | None], grads: list[Any]) 
     """The module-shaped gradients: each variable's gradient at its first trainable name."""
     return tree_util.tree_unflatten(treedef, [None if s is None else grads[s]
                                               for s in grad_slots])
+
+
+def _step_key(args: tuple, kwargs: dict) -> Any:
+    """The key an ``nn.jit`` step that draws without ``key=`` gets for this call: fresh from
+    the global generator; split from the enclosing ``nn.jit``'s own when nested (a host draw
+    there would be frozen into the outer program); refused under another tracing
+    transformation, for the same reason."""
+    outer = F.implicit_key.get()
+    if outer == F.PROBE:
+        raise F.NeedsImplicitKey("nn.jit")
+    if outer is not None:
+        return F.key_or_draw(None, None, "nn.jit")
+    where = None
+    for leaf in tree_util.tree_leaves((args, kwargs)):
+        if is_tracer(leaf):
+            F.check_host_draw(leaf, "nn.jit (a random F function without key= inside)")
+        if where is None:
+            where = device_of(leaf)
+    from funcgrad_nn.init import default_generator
+    rng = default_generator().integers(0, 2**32, size=2, dtype=np.uint32)
+    # on the arguments' device: the key meets their arrays in the hash
+    return rng if where in (None, "cpu") else funcgrad.device_put(rng, where)
 
 
 def _call_user(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -486,20 +509,59 @@ def jit(fn: Callable[..., Any] | None = None, **jit_kwargs: Any) -> Any:
         bufs = {i: _buffer_dict(a, writes=True) for i, a in enumerate(args) if isinstance(a, Module)}
         return out, bufs
 
+    def probing(*args: Any, **kwargs: Any) -> Any:
+        token = F.implicit_key.set(F.PROBE)
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            F.implicit_key.reset(token)
+
+    def keyed(rng: Any, *args: Any, **kwargs: Any) -> Any:
+        token = F.implicit_key.set([rng])
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            F.implicit_key.reset(token)
+
+    # A random F function without key= (F.dropout(x, p, training=True) in a ported forward)
+    # draws from a key nn.jit passes in, fresh from the global generator at every call; a
+    # function is traced with one only once it has asked for it (NeedsImplicitKey), so
+    # others keep their signature and the generator's stream.
+    needs_key = [False]
+
+    def make(key: Any) -> Any:
+        base = keyed if needs_key[0] else probing
+        # funcgrad.jit caches traces on the function's identity: a fresh one per state
+        fun = base if not key else functools.update_wrapper(functools.partial(base), base)
+        kw = dict(jit_kwargs)
+        if needs_key[0]:  # the key is the first argument: the user's static ones shift
+            for name in ("static_argnums", "donate_argnums"):
+                if name in kw:
+                    nums = kw[name]
+                    kw[name] = (nums + 1 if isinstance(nums, int) else
+                                tuple(n + 1 if n >= 0 else n for n in nums))
+        return funcgrad.jit(fun, **kw)
+
     # One jitted function per autocast state: the casts are decided while tracing, so a step
     # traced outside ``nn.autocast`` must be traced again inside it (and back).
-    jitted_by_autocast: dict[Any, Any] = {(): funcgrad.jit(inner, **jit_kwargs)}
+    jitted_by_autocast: dict[Any, Any] = {(): make(())}
 
     @functools.wraps(fn)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         key = amp.state_key()
         jitted = jitted_by_autocast.get(key)
         if jitted is None:
-            # funcgrad.jit caches traces on the function's identity: a fresh one per state
-            fun = inner if not key else functools.update_wrapper(functools.partial(inner),
-                                                                 inner)
-            jitted = jitted_by_autocast[key] = funcgrad.jit(fun, **jit_kwargs)
-        out, bufs = jitted(*(_dedup(a) for a in args), **kwargs)
+            jitted = jitted_by_autocast[key] = make(key)
+        call_args = [_dedup(a) for a in args]
+        if not needs_key[0]:
+            try:
+                out, bufs = jitted(*call_args, **kwargs)
+            except F.NeedsImplicitKey:
+                needs_key[0] = True
+                jitted_by_autocast.clear()
+                jitted = jitted_by_autocast[key] = make(key)
+        if needs_key[0]:
+            out, bufs = jitted(_step_key(args, kwargs), *call_args, **kwargs)
         for i, d in bufs.items():
             _write_back(args[i], d)
         return out
