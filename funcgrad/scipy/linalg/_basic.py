@@ -18,11 +18,10 @@ from funcgrad.core import Tracer
 from funcgrad.errors import LinAlgShapeError
 from funcgrad.numpy.linalg import LinAlgError
 from funcgrad.ops import banded as _banded
+from funcgrad.ops import toeplitz as _toeplitz
 from funcgrad.ops.balance import balance
 from funcgrad.scipy.linalg._decomp import cholesky
 from funcgrad.scipy.linalg._decomp_eig import _hermitian_band
-from funcgrad.scipy.linalg._solve import solve
-from funcgrad.scipy.linalg._special_matrices import toeplitz
 from funcgrad.scipy.linalg._util import (
     as_double,
     as_inexact,
@@ -322,7 +321,9 @@ def _column_and_row(c_or_cr: Any) -> tuple[Any, Any]:
 def solve_toeplitz(c_or_cr: Any, b: Any, check_finite: bool = True) -> Any:
     """Solve ``T x = b`` for the Toeplitz matrix ``T`` with first column ``c`` and first row
     ``r`` (``c_or_cr`` is ``c`` or ``(c, r)``; ``r`` defaults to ``conj(c)``), as
-    ``scipy.linalg.solve_toeplitz`` (through a dense solve, not Levinson recursion).
+    ``scipy.linalg.solve_toeplitz``: Levinson's recursion (``O(n^2)`` time, ``O(n)``
+    memory), falling back to a dense solve where a leading principal minor is singular (where
+    SciPy raises); differentiable in ``c``, ``r`` and ``b``.
 
     Example:
         >>> import numpy as np, funcgrad.scipy.linalg as fsl
@@ -334,11 +335,16 @@ def solve_toeplitz(c_or_cr: Any, b: Any, check_finite: bool = True) -> Any:
 
 @over_batch(("c", 1), ("r", 1), ("b", "1|2"))
 def _solve_toeplitz(c: Any, r: Any, b: Any) -> Any:
-    t = toeplitz(c, r)
-    if get_aval(fnp.asarray(b)).shape[:1] != get_aval(t).shape[:1]:
-        raise ValueError(f"solve_toeplitz: incompatible dimensions: T is "
-                         f"{get_aval(t).shape}, b is {get_aval(fnp.asarray(b)).shape}")
-    return solve(t, as_double(b))
+    b = as_double(b)
+    n = get_aval(c).shape[0]
+    if get_aval(r).shape[0] != n or get_aval(b).shape[:1] != (n,):
+        raise ValueError(f"solve_toeplitz: incompatible dimensions: c {get_aval(c).shape}, "
+                         f"r {get_aval(r).shape}, b {get_aval(b).shape}")
+    c, r, b = promote(c, r, b)
+    vec = get_aval(b).ndim == 1
+    # Levinson's recursion, as SciPy (O(n^2), no dense matrix), a dense solve where it breaks
+    x = _toeplitz.toeplitz_solve(c, r, b[:, None] if vec else b)
+    return x[:, 0] if vec else x
 
 
 def matmul_toeplitz(c_or_cr: Any, x: Any, check_finite: bool = False,
