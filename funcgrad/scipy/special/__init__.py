@@ -28,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+from funcgrad.scipy.special._airy import airy, airye
 from funcgrad.scipy.special._bessel import (
     bessel_jn,
     i0,
@@ -84,7 +85,7 @@ from funcgrad.scipy.special._exp_log import (
     softmax,
     softplus,
 )
-from funcgrad.scipy.special._expint import exp1, expi, expn, sici
+from funcgrad.scipy.special._expint import exp1, expi, expn, shichi, sici
 from funcgrad.scipy.special._gamma import (
     beta,
     betaln,
@@ -162,5 +163,5 @@ __all__ = [
     "agm", "stdtr", "stdtrit", "eval_legendre", "eval_chebyt", "eval_chebyu",
     "eval_hermite", "eval_hermitenorm", "eval_laguerre", "eval_genlaguerre", "eval_jacobi", "eval_gegenbauer",
     "elliprf", "elliprc", "elliprd", "elliprj", "elliprg", "ellipkinc", "ellipeinc",
-    "jv", "yv", "iv", "kv", "ive", "kve",
+    "jv", "yv", "iv", "kv", "ive", "kve", "shichi", "airy", "airye",
 ]

@@ -336,3 +336,55 @@ def sici(x: Any) -> tuple[Any, Any]:
     dt = get_aval(x).dtype
     si, ci = _sici(x.astype(_F64))
     return si.astype(dt), ci.astype(dt)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hyperbolic sine and cosine integrals
+
+_SHICHI_SERIES_BELOW = 1.0
+
+
+def shichi(x: Any) -> tuple[Any, Any]:
+    """Hyperbolic sine and cosine integrals ``(Shi(x), Chi(x))``:
+    ``Shi(x) = integral_0^x sinh(t)/t dt``, ``Chi(x) = gamma + log(x) + integral_0^x
+    (cosh(t) - 1)/t dt``, as ``scipy.special.shichi`` for real ``x`` (``Shi`` odd; for
+    ``x < 0``, ``Chi`` is ``Chi(|x|)``, SciPy's real part; ``Chi(0) = -inf``). Their power
+    series below 1, ``(Ei(x) +- E1(x)) / 2`` above (no cancellation there). Derivatives
+    ``sinh(x)/x`` and ``cosh(x)/x``; float32 stays float32.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.special import shichi
+        >>> shi, chi = shichi(np.array([0.5, 2.0]))
+        >>> shi.round(6), chi.round(6)
+        (array([0.506997, 2.501567]), array([-0.052777,  2.452667]))
+    """
+    fnp = _fnpm
+    (x,) = _floats("shichi", x)
+    x = fnp.asarray(x)
+    dt = get_aval(x).dtype
+    xd = x.astype(_F64)
+    ax = fnp.abs(xd)
+    small = ax < _SHICHI_SERIES_BELOW
+    # power series (|x| < 1: x^2k / (2k)! falls below 1e-17 by k = 9)
+    xs = fnp.where(small & (ax > 0), ax, 0.5)
+    t = xs * xs
+    term = xs
+    shi_s = xs
+    chi_s = fnp.zeros_like(xs)
+    for k in range(1, 12):
+        term = term * t / ((2.0 * k) * (2.0 * k + 1.0))     # x^(2k+1) / (2k+1)!
+        shi_s = shi_s + term / (2.0 * k + 1.0)
+        chi_s = chi_s + term / xs * (2.0 * k + 1.0) / (2.0 * k)  # x^2k / (2k)! / (2k)
+    chi_s = _EULER + fnp.log(xs) + chi_s
+    # Ei and E1 above (E1 underflows to 0 and Ei overflows to inf where they should)
+    xl = fnp.where(small | ~fnp.isfinite(ax), 2.0, ax)
+    ei, e1 = expi(xl), exp1(xl)
+    shi = fnp.where(small, shi_s, 0.5 * (ei + e1))
+    chi = fnp.where(small, chi_s, 0.5 * (ei - e1))
+    shi = fnp.where(ax == 0, 0.0, fnp.where(fnp.isinf(ax), numpy.inf, shi))
+    chi = fnp.where(ax == 0, -numpy.inf, fnp.where(fnp.isinf(ax), numpy.inf, chi))
+    shi = fnp.where(xd < 0, -shi, shi)
+    nan = fnp.isnan(xd)
+    shi, chi = fnp.where(nan, numpy.nan, shi), fnp.where(nan, numpy.nan, chi)
+    return shi.astype(dt), chi.astype(dt)
