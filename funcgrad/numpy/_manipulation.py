@@ -1148,8 +1148,10 @@ def _piecewise_traced(x: Any, xa: Any, masks: list, funclist: Sequence[Any], arg
     staged = staging_below(current_trace())
     for c, f in zip(masks, funclist):
         if callable(f):
-            own = _fi._getitem(flat, _fr.argmax(_fs.ravel(c)))
-            xin = _fe.where(c, x, _ew.stop_gradient(own))
+            xin = x
+            if xa.size:  # (an empty x has no element to replace)
+                own = _fi._getitem(flat, _fr.argmax(_fs.ravel(c)))
+                xin = _fe.where(c, x, _ew.stop_gradient(own))
             with contextlib.nullcontext() if staged else numpy.errstate(all="ignore"):
                 val = f(xin, *args, **kw)
         else:

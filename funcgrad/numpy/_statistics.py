@@ -161,6 +161,8 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
     if n < 0:
         raise ValueError(f"diff: order must be non-negative but got {n}")
     x = _arr("diff", a)
+    if n == 0:  # NumPy's: the input itself, before any check (prepend/append unused)
+        return x
     av = _av(x)
     if av.ndim == 0:
         raise ValueError("diff: diff requires input that is at least one dimensional")
@@ -1418,7 +1420,7 @@ def _check_kth(name: str, kth: Any, n: int) -> None:
     if host.ndim > 1:
         raise ValueError(f"{name}: kth must be scalar or 1-D")
     for k in host.ravel():
-        if not -n <= k < n:
+        if n and not -n <= k < n:  # (an empty axis has nothing to misplace: any kth, as NumPy)
             raise ValueError(f"{name}: kth(={int(k)}) out of bounds ({n})")
 
 

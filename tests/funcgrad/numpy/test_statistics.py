@@ -671,3 +671,21 @@ def test_digitize_monotonicity_as_numpy(bins, right, want):
     x = dev(np.array([-1.0, 0.0, 1.5, 2.0, 5.0, np.nan]))
     got = fnp.digitize(x, dev(np.array(bins)), right=right)
     np.testing.assert_array_equal(host(got), want)
+
+
+def test_empty_and_zero_order_corners() -> None:
+    # NumPy 2.4: an empty axis takes any kth; diff with n=0 is the input itself, before the
+    # 1-d check (prepend/append unused); piecewise of an empty array under jit/grad
+    assert host(fnp.partition(dev(np.zeros(0)), 0)).shape == (0,)
+    assert host(fnp.argpartition(dev(np.zeros((2, 0))), 3, axis=1)).shape == (2, 0)
+    with pytest.raises(ValueError, match="out of bounds"):
+        fnp.partition(dev(np.zeros(3)), 3)
+    assert float(host(fnp.diff(dev(np.array(2.5)), n=0))) == 2.5
+    assert host(fnp.diff(dev(np.ones(3)), n=0, prepend=1.0)).tolist() == [1.0, 1.0, 1.0]
+
+    def pw(a):
+        return fnp.piecewise(a, [a > 1], [lambda v: v * 2, 0.0])
+
+    empty = dev(np.zeros((0, 3)))
+    assert host(funcgrad.jit(pw)(empty)).shape == (0, 3)
+    assert host(funcgrad.grad(lambda a: fnp.sum(pw(a)))(empty)).shape == (0, 3)
