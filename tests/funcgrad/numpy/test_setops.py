@@ -46,3 +46,13 @@ def test_union1d_python_scalar_promotes_weakly():
                       (fnp.union1d(3, 4), np.array([3, 4]))]:
         assert host(got).dtype == want.dtype
         np.testing.assert_array_equal(host(got), want)
+
+
+def test_unique_along_an_axis_of_empty_slices() -> None:
+    # slices with no elements are all equal: one unique slice (NumPy 2.4's answers)
+    got = fnp.unique(dev(np.zeros((3, 0, 2))), axis=0, return_index=True, return_inverse=True,
+                     return_counts=True)
+    assert [host(g).shape for g in got] == [(1, 0, 2), (1,), (3,), (1,)]
+    assert host(got[1]).tolist() == [0] and host(got[2]).tolist() == [0, 0, 0]
+    assert host(got[3]).tolist() == [3]
+    assert host(fnp.unique(dev(np.zeros((0, 0))), axis=0)).shape == (0, 0)
