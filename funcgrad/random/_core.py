@@ -286,7 +286,8 @@ def split2(key: Any, num: int = 2) -> list[Any]:
 
 
 def _seed_words(seed: Any, name: str = "PRNGKey") -> tuple[Any, Any]:
-    if isinstance(seed, bool | numpy.bool_):
+    if isinstance(seed, numpy.bool_):
+        # a Python bool is an int (JAX's PRNGKey(True) is [0, 1]); NumPy's bool is not
         raise TypeError(f"{name}: seed must be an integer, got a bool")
     if isinstance(seed, int | numpy.integer):
         s = int(seed)

@@ -135,7 +135,9 @@ def _gamma_jvp(log_space: bool, primals: Any, tangents: Any) -> Any:
     key, a = primals
     _, ta = tangents
     out = _gamma_p(key, a, log_space)
-    return out, _ew.mul(ta, _ew.stop_gradient(_dsample_da(out, a, log_space)))
+    # not stop_gradient'ed: d sample / d a depends on a (directly and through the sample), and
+    # JAX's second derivatives (hessian of gamma in a) see that dependence
+    return out, _ew.mul(ta, _dsample_da(out, a, log_space))
 
 
 def _gamma(name: str, key: Any, a: Any, shape: Any, dtype: Any, log_space: bool) -> Any:

@@ -512,3 +512,12 @@ def test_threefry_partitionable_off_is_jaxs_original_layout() -> None:
         assert h(funcgrad.vmap(lambda kk: R.bits(kk, (3,), np.uint32))(keys)).tolist() == [
             [2384771982, 2983891053, 1278412471], [3746991216, 476962823, 1190051861]]
     assert h(R.key_data(R.split(k)))[0].tolist() == [1797259609, 2579123966]  # on again
+
+
+def test_gamma_family_second_derivatives_as_jax() -> None:
+    # JAX 0.10.2 (x64, key(0)): the implicit derivative d sample / d a is itself
+    # differentiated (it was a constant, which made these hessians 0)
+    k = dev(R.key(0))
+    assert_allclose(funcgrad.hessian(lambda a: R.gamma(k, a))(2.0), 0.03910431502975681,
+                    rtol=1e-9)
+    # (loggamma's is -0.4007634879409788, beta(a, 3)'s -0.04095761122727838: slower to check)

@@ -472,3 +472,11 @@ def test_key_arrays_byte_sizes_and_lists_of_keys_as_jax() -> None:
     assert str(fnp.asarray((k, k)).dtype) == "key<fry>"
     stacked = funcgrad.jit(lambda a, b: fnp.array([a, b]))(ks[0], ks[1])
     assert host(R.key_data(stacked)).tolist() == host(R.key_data(ks[:2])).tolist()
+
+
+def test_python_bool_seed_is_an_int_as_jax() -> None:
+    # JAX 0.10.2: PRNGKey(True) is [0, 1] (a Python bool is an int); NumPy's bool is refused
+    assert host(R.PRNGKey(True)).tolist() == [0, 1]
+    assert host(R.key_data(R.key(False))).tolist() == [0, 0]
+    with pytest.raises(TypeError, match="bool"):
+        R.PRNGKey(np.bool_(True))
