@@ -56,6 +56,13 @@ from funcgrad.scipy.stats import (  # noqa: F401
     weibull_min,
     wrapcauchy,
 )
+from funcgrad.scipy.stats._circular import boxcox, boxcox_llf, circmean, circstd, circvar
+from funcgrad.scipy.stats._contingency import (
+    Chi2ContingencyResult,
+    chi2_contingency,
+    expected_freq,
+    fisher_exact,
+)
 from funcgrad.scipy.stats._descriptive import (
     ModeResult,
     PearsonRResult,
@@ -123,10 +130,25 @@ from funcgrad.scipy.stats._tests import (
     f_oneway,
     kendalltau,
     linregress,
+    pointbiserialr,
     spearmanr,
     ttest_1samp,
     ttest_ind,
     ttest_rel,
+)
+from funcgrad.scipy.stats._trimmed import (
+    SigmaclipResult,
+    percentileofscore,
+    scoreatpercentile,
+    sigmaclip,
+    tmax,
+    tmean,
+    tmin,
+    trim1,
+    trimboth,
+    tsem,
+    tstd,
+    tvar,
 )
 
 # SciPy's mean/var/std/stats/entropy/median/interval/support where a module lacks them, and
@@ -154,5 +176,9 @@ __all__ = [
     "LeveneResult", "FlignerResult", "bartlett", "levene", "fligner", "MannwhitneyuResult",
     "mannwhitneyu", "WilcoxonResult", "wilcoxon", "RanksumsResult", "ranksums",
     "KruskalResult", "kruskal", "FriedmanchisquareResult", "friedmanchisquare",
-    "BinomTestResult", "binomtest",
+    "BinomTestResult", "binomtest", "Chi2ContingencyResult", "chi2_contingency",
+    "expected_freq", "fisher_exact", "tmean", "tvar", "tstd", "tsem", "tmin", "tmax",
+    "trimboth", "trim1", "SigmaclipResult", "sigmaclip", "percentileofscore",
+    "scoreatpercentile", "circmean", "circvar", "circstd", "boxcox", "boxcox_llf",
+    "pointbiserialr",
 ]

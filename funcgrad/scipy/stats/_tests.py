@@ -36,11 +36,13 @@ from funcgrad.scipy.stats._descriptive import (
     _check_nan_policy,
     _float_array,
     _norm_axis,
+    pearsonr,
     rankdata,
 )
 
 __all__ = ["TtestResult", "ConfidenceInterval", "ttest_1samp", "ttest_ind", "ttest_rel",
-           "SignificanceResult", "spearmanr", "kendalltau", "LinregressResult", "linregress"]
+           "SignificanceResult", "spearmanr", "kendalltau", "LinregressResult", "linregress",
+           "pointbiserialr"]
 
 
 class SignificanceResult(NamedTuple):
@@ -610,3 +612,19 @@ def f_oneway(*samples: Any, axis: int = 0) -> F_onewayResult:
     dfb, dfw = k - 1, total - k
     stat = _q.div(ss_between / dfb, ss_within / dfw)
     return F_onewayResult(stat, _f.sf(stat, dfb, dfw))
+
+
+def pointbiserialr(x: Any, y: Any, *, axis: Any = 0) -> SignificanceResult:
+    """The point-biserial correlation of a binary ``x`` with ``y`` and its p-value, as
+    ``scipy.stats.pointbiserialr`` (Pearson's correlation of the two). Differentiable in
+    ``y``.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.stats import pointbiserialr
+        >>> res = pointbiserialr(np.array([0, 0, 1, 1, 1]), np.array([1.0, 2.0, 4.0, 5.0, 6.0]))
+        >>> round(float(res.statistic), 6), round(float(res.pvalue), 6)
+        (0.924473, 0.024632)
+    """
+    r = pearsonr(fnp.asarray(x).astype(numpy.float64), y, axis=axis)
+    return SignificanceResult(r.statistic, r.pvalue)
