@@ -25,10 +25,18 @@ import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device, to_numpy
 from funcgrad.core import Tracer
+from funcgrad.scipy._cubic_hermite import (  # noqa: F401
+    Akima1DInterpolator,
+    CubicHermiteSpline,
+    PchipInterpolator,
+    pchip_interpolate,
+)
 from funcgrad.scipy._interp1d import CubicSpline, PPoly, interp1d  # noqa: F401
 from funcgrad.tree_util import register_pytree_node
 
-__all__ = ["RegularGridInterpolator", "interpn", "PPoly", "CubicSpline", "interp1d"]
+__all__ = ["RegularGridInterpolator", "interpn", "PPoly", "CubicSpline", "interp1d",
+           "CubicHermiteSpline", "PchipInterpolator", "Akima1DInterpolator",
+           "pchip_interpolate"]
 
 _METHODS = ("linear", "nearest", "slinear")  # slinear: the linear spline, the same values
 
