@@ -44,10 +44,10 @@ from funcgrad.scipy.special._bessel import (
     y0,
     y1,
 )
-from funcgrad.scipy.special._bessel_real import iv, ive, jv, kv, kve, yv
+from funcgrad.scipy.special._bessel_real import iv, ive, jn, jv, jve, kn, kv, kve, yn, yv, yve
 from funcgrad.scipy.special._boxcox import boxcox, boxcox1p, inv_boxcox, inv_boxcox1p
 from funcgrad.scipy.special._carlson import elliprc, elliprd, elliprf, elliprg, elliprj
-from funcgrad.scipy.special._combinatorics import bernoulli, binom, comb, factorial, poch
+from funcgrad.scipy.special._combinatorics import bernoulli, binom, comb, factorial, perm, poch
 from funcgrad.scipy.special._common import _floats as _floats
 from funcgrad.scipy.special._distributions import (
     bdtr,
@@ -68,7 +68,18 @@ from funcgrad.scipy.special._distributions import (
     pdtrc,
 )
 from funcgrad.scipy.special._elliptic import agm, ellipe, ellipeinc, ellipk, ellipkinc, ellipkm1
-from funcgrad.scipy.special._error import dawsn, erf, erfc, erfcinv, erfcx, erfinv, fresnel, wofz
+from funcgrad.scipy.special._error import (
+    dawsn,
+    erf,
+    erfc,
+    erfcinv,
+    erfcx,
+    erfi,
+    erfinv,
+    fresnel,
+    voigt_profile,
+    wofz,
+)
 from funcgrad.scipy.special._exp_log import (
     cbrt,
     cosm1,
@@ -82,6 +93,7 @@ from funcgrad.scipy.special._exp_log import (
     log_softmax,
     logit,
     logsumexp,
+    powm1,
     softmax,
     softplus,
 )
@@ -138,6 +150,12 @@ from funcgrad.scipy.special._orthogonal import (
     eval_legendre,
 )
 from funcgrad.scipy.special._sph_harm import sph_harm_y
+from funcgrad.scipy.special._spherical_bessel import (
+    spherical_in,
+    spherical_jn,
+    spherical_kn,
+    spherical_yn,
+)
 from funcgrad.scipy.special._student_t import _t_cdf_sf as _t_cdf_sf
 from funcgrad.scipy.special._student_t import _t_quantile as _t_quantile
 from funcgrad.scipy.special._student_t import stdtr, stdtrit
@@ -164,4 +182,6 @@ __all__ = [
     "eval_hermite", "eval_hermitenorm", "eval_laguerre", "eval_genlaguerre", "eval_jacobi", "eval_gegenbauer",
     "elliprf", "elliprc", "elliprd", "elliprj", "elliprg", "ellipkinc", "ellipeinc",
     "jv", "yv", "iv", "kv", "ive", "kve", "shichi", "airy", "airye",
+    "spherical_jn", "spherical_yn", "spherical_in", "spherical_kn", "jn", "yn", "kn", "jve",
+    "yve", "erfi", "voigt_profile", "perm", "powm1",
 ]

@@ -769,3 +769,62 @@ def kv(v: Any, z: Any) -> Any:
     out = out * _fnpm.exp(-_fnpm.where(fin, xd, 0.0))
     out = _fnpm.where((xd == numpy.inf) & _fnpm.isfinite(vd), 0.0, out)
     return _finish(out, like)
+
+
+def jn(n: Any, z: Any) -> Any:
+    """Bessel function of the first kind, ``scipy.special.jn`` (an alias of :func:`jv`).
+
+    Example:
+        >>> from funcgrad.scipy.special import jn
+        >>> round(float(jn(2, 1.5)), 12)
+        0.232087672144
+    """
+    return jv(n, z)
+
+
+def yn(n: Any, z: Any) -> Any:
+    """Bessel function of the second kind of integer order, ``scipy.special.yn`` (:func:`yv`
+    at the order ``n``, truncated to an integer as SciPy's).
+
+    Example:
+        >>> from funcgrad.scipy.special import yn
+        >>> round(float(yn(2, 1.5)), 12)
+        -0.932193759763
+    """
+    return yv(_fnpm.trunc(_fnpm.asarray(_floats("yn", n)[0])), z)
+
+
+def kn(n: Any, z: Any) -> Any:
+    """Modified Bessel function of the second kind of integer order, ``scipy.special.kn``
+    (:func:`kv` at the order ``n``, truncated to an integer as SciPy's).
+
+    Example:
+        >>> from funcgrad.scipy.special import kn
+        >>> round(float(kn(2, 1.5)), 12)
+        0.583655963257
+    """
+    return kv(_fnpm.trunc(_fnpm.asarray(_floats("kn", n)[0])), z)
+
+
+def jve(v: Any, z: Any) -> Any:
+    """Exponentially scaled Bessel function of the first kind, ``jv(v, z) exp(-|Im z|)``, as
+    ``scipy.special.jve``: for real ``z`` (the only kind here) :func:`jv` itself.
+
+    Example:
+        >>> from funcgrad.scipy.special import jve
+        >>> round(float(jve(0.5, 2.0)), 12)
+        0.513016136562
+    """
+    return jv(v, z)
+
+
+def yve(v: Any, z: Any) -> Any:
+    """Exponentially scaled Bessel function of the second kind, ``yv(v, z) exp(-|Im z|)``, as
+    ``scipy.special.yve``: for real ``z`` :func:`yv` itself.
+
+    Example:
+        >>> from funcgrad.scipy.special import yve
+        >>> round(float(yve(0.5, 2.0)), 12)
+        0.234785710406
+    """
+    return yv(v, z)

@@ -85,6 +85,30 @@ def comb(N: Any, k: Any, *, exact: bool = False, repetition: bool = False) -> An
     return _fnpm.where(ok, _round_integral(val, integral), 0.0)
 
 
+def perm(N: Any, k: Any, exact: bool = False) -> Any:  # noqa: N803
+    """Number of ``k``-permutations of ``N`` things, ``N! / (N - k)!`` (0 unless
+    ``0 <= k <= N``), as ``scipy.special.perm`` with ``exact=False``: ``poch(N - k + 1, k)``;
+    integer arguments give integer values.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.special import perm
+        >>> perm(10, np.array([0, 3, 11]))
+        array([  1., 720.,   0.])
+    """
+    if exact:
+        raise ValueError("perm: exact=True (arbitrary-precision integers) is not supported; "
+                         "use exact=False (floating point)")
+    n_, k_ = _floats("perm", N, k)
+    n_, k_ = _fnpm.asarray(n_), _fnpm.asarray(k_)
+    ok = (k_ <= n_) & (n_ >= 0) & (k_ >= 0)
+    ns = _fnpm.where(ok, n_, 1.0)
+    ks = _fnpm.where(ok, k_, 0.0)
+    val = _exp_gammaln_diff(ns + 1.0, [ns - ks + 1.0])
+    integral = (ns == _fnpm.floor(ns)) & (ks == _fnpm.floor(ks))
+    return _fnpm.where(ok, _round_integral(val, integral), 0.0)
+
+
 def binom(n: Any, k: Any) -> Any:
     """The binomial coefficient ``n choose k`` for real ``n`` and ``k``, as
     ``scipy.special.binom``: ``1 / ((n + 1) B(n - k + 1, k + 1))``, with SciPy's special

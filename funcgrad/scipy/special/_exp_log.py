@@ -383,3 +383,29 @@ def cosm1(x: Any) -> Any:
     inf = fnp.isinf(x)  # nan there, as SciPy, without sin's invalid-value warning
     s = fnp.sin(0.5 * fnp.where(inf, 0.0, x))
     return fnp.where(inf, numpy.nan, -2.0 * s * s)
+
+
+def powm1(x: Any, y: Any) -> Any:
+    """``x**y - 1`` without the cancellation near ``x**y = 1`` (``expm1(y log x)``), as
+    ``scipy.special.powm1``: ``powm1(x, 0) = 0`` for every ``x``, ``powm1(1, y) = 0``;
+    a negative ``x`` needs an integer ``y`` (nan otherwise); differentiable.
+
+    Example:
+        >>> from funcgrad.scipy.special import powm1
+        >>> float(powm1(2.0, 1e-10))   # 2**1e-10 - 1 keeps its digits
+        6.931471805839679e-11
+    """
+    fnp = _fnpm
+    x, y = _floats("powm1", x, y)
+    x, y = fnp.broadcast_arrays(fnp.asarray(x), fnp.asarray(y))
+    pos = x > 0
+    xs = fnp.where(pos, x, 1.0)
+    out = fnp.expm1(y * fnp.log(xs))
+    # x < 0: the plain power (SciPy's), nan for a non-integer y; x = 0: -1, or inf for y < 0
+    whole = y == fnp.floor(y)
+    negw = (x < 0) & whole
+    plain = fnp.where(negw, x, 1.0) ** fnp.where(negw, y, 1.0) - 1.0
+    at0 = fnp.where(y < 0, numpy.inf, -1.0)
+    out = fnp.where(pos, out, fnp.where(x == 0, at0, fnp.where(negw, plain, numpy.nan)))
+    out = fnp.where((y == 0) | (x == 1), 0.0, out)
+    return out
