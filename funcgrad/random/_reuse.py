@@ -21,8 +21,15 @@ from typing import Any, TypeVar
 
 from funcgrad import api_jit
 from funcgrad.config import flag_scope, register_flag
-from funcgrad.core import SourceInfo, branch_path, exclusive_branches, user_source_info
+from funcgrad.core import (
+    SourceInfo,
+    Tracer,
+    branch_path,
+    exclusive_branches,
+    user_source_info,
+)
 from funcgrad.errors import KeyReuseError
+from funcgrad.ops.control_flow._common import loop_body_check
 from funcgrad.random._keys import PRNGKeyArray
 
 __all__ = ["KeyReuseError", "check_key_reuse", "debug_key_reuse", "consumes"]
@@ -34,6 +41,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 _consumed: ContextVar[dict[int, tuple[Any, str, SourceInfo, tuple]] | None] = ContextVar(
     "funcgrad_random_consumed", default=None)
 _inside_sampler: ContextVar[bool] = ContextVar("funcgrad_random_inside", default=False)
+# The loop bodies being traced (innermost last): each collects (key, consumer, where) of the
+# keys consumed while it is traced, to find those every iteration would consume again.
+_loop_frames: ContextVar[tuple[list, ...]] = ContextVar("funcgrad_random_loops", default=())
 # JAX's flag jax_debug_key_reuse: the same check everywhere while it is on. Its record lives as
 # long as the flag, so keys are held weakly where they can be (arrays; a dead key's entry
 # goes with it) instead of kept alive.
@@ -46,10 +56,12 @@ def _write_flag(value: Any) -> None:
         if _flag_seen.get() is None:
             _flag_seen.set({})
         api_jit.jit_call_check.set(_jit_call)
+        loop_body_check.set(_loop_body)
     else:
         _flag_seen.set(None)
         if _consumed.get() is None:
             api_jit.jit_call_check.set(None)
+            loop_body_check.set(None)
 
 
 register_flag("jax_debug_key_reuse", lambda: _flag_seen.get() is not None, _write_flag)
@@ -103,9 +115,11 @@ def check_key_reuse() -> Iterator[None]:
     """
     token = _consumed.set({})
     jit_token = api_jit.jit_call_check.set(_jit_call)
+    loop_token = loop_body_check.set(_loop_body)
     try:
         yield
     finally:
+        loop_body_check.reset(loop_token)
         api_jit.jit_call_check.reset(jit_token)
         _consumed.reset(token)
 
@@ -134,6 +148,51 @@ def _consume(seen: dict, key: Any, by: str, here: SourceInfo, what: str) -> None
             "funcgrad.random.split(key) (or fold_in(key, i))."
         )
     seen[id(key)] = (_held(key, seen), by, here, path)
+    for frame in _loop_frames.get():
+        frame.append((key, by, here))
+
+
+def _inside(x: Any, trace: Any) -> bool:
+    """Whether ``x`` is a value of ``trace`` or of a trace nested in it (made by the body)."""
+    if trace is None or not isinstance(x, Tracer):
+        return False
+    t = x._trace
+    while t is not None:
+        if t is trace:
+            return True
+        t = t.parent
+    return False
+
+
+def _loop_body(what: str, n_carry: int, trace: Callable[[], Any], ins: list,
+               outs: list) -> Any:
+    """Trace a loop body (``trace()``), then refuse the keys every iteration would consume
+    again, as JAX's checker does: one from outside the loop (closed over), or a carried one
+    the body passes on unchanged."""
+    frame: list = []
+    token = _loop_frames.set((*_loop_frames.get(), frame))
+    try:
+        result = trace()
+    finally:
+        _loop_frames.reset(token)
+    body = ins[0]._trace if ins and isinstance(ins[0], Tracer) else None
+    where = {id(t): i for i, t in enumerate(ins)}
+    for key, by, here in frame:
+        i = where.get(id(key))
+        if i is not None and ins[i] is key:
+            if i < n_carry and i < len(outs) and outs[i] is key:
+                raise KeyReuseError(
+                    f"{what}: {by}{here.at()} consumes a key the loop carries on unchanged, so "
+                    "every iteration consumes the same key: carry a new one (carry, sub = "
+                    "funcgrad.random.split(carry), and return carry).")
+            continue  # a slice of xs, or a carry the body replaces: new each iteration
+        if not _inside(key, body):
+            raise KeyReuseError(
+                f"{what}: {by}{here.at()} consumes a key from outside the loop, so every "
+                "iteration consumes it again: derive one per iteration "
+                "(funcgrad.random.fold_in(key, i)), or split keys before the loop and scan "
+                "over them.")
+    return result
 
 
 def _jit_call(jitted: Any, entry: Any, args: tuple, kwargs: dict, leaves: list) -> None:

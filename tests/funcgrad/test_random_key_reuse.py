@@ -209,3 +209,34 @@ def test_jitted_calls_consume_their_key_arguments_cache_hits_included() -> None:
             h(2.0, raw)
     k = dev(random.key(0))
     assert f(k) == f(k)  # unchecked outside the block
+
+
+def test_loop_bodies_consuming_the_same_key_every_iteration() -> None:
+    # JAX 0.10.2 (jax_debug_key_reuse) refuses a loop body that consumes a key from outside
+    # the loop, or a carried key it passes on unchanged; carrying a split key, folding in the
+    # iteration or scanning over split keys is fine.
+    from funcgrad import lax
+
+    with random.check_key_reuse():
+        with pytest.raises(random.KeyReuseError, match="carries on unchanged"):
+            lax.scan(lambda c, _: (c, random.normal(c)), random.key(0), None, length=3)
+        with pytest.raises(random.KeyReuseError, match="carries on unchanged"):
+            lax.while_loop(lambda c: c[1] < 1.0,
+                           lambda c: (c[0], c[1] + 1.0 + 0 * random.normal(c[0])),
+                           (random.key(1), 0.0))
+        k = random.key(2)
+        with pytest.raises(random.KeyReuseError, match="from outside the loop"):
+            lax.fori_loop(0, 3, lambda i, c: c + random.normal(k), 0.0)
+        with pytest.raises(random.KeyReuseError, match="from outside the loop"):
+            lax.scan(lambda c, _: (c + funcgrad.jit(random.normal)(random.key(3)), None),
+                     0.0, None, length=2)
+
+        def step(c, _):
+            c, sub = random.split(c)
+            return c, random.normal(sub)
+
+        lax.scan(step, random.key(4), None, length=3)
+        k5 = random.key(5)
+        lax.fori_loop(0, 3, lambda i, c: c + random.normal(random.fold_in(k5, i)), 0.0)
+        lax.scan(lambda c, kk: (c + random.normal(kk), None), 0.0,
+                 random.split(random.key(6), 3))

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from funcgrad import tree_util
@@ -74,31 +75,50 @@ def _leaf_aval(x: Any, what: str, path: Any) -> ShapedArray:
         ) from None
 
 
+#: While set (funcgrad.random's key-reuse checker sets it while it checks), a loop body is
+#: traced through it, as ``check(what, n_carry, trace, ins, outs)``: ``trace()`` traces the
+#: body, after which ``ins``/``outs`` hold its input tracers and output leaves (the first
+#: ``n_carry`` of each the carry), for the checker to find keys every iteration would consume.
+loop_body_check: ContextVar[Callable[..., Any] | None] = ContextVar(
+    "funcgrad_loop_body_check", default=None)
+
+
 def trace_fun(
     fun: Callable[..., Any],
     args_tree: Any,
     in_avals: Sequence[ShapedArray],
     what: str,
     origins: Sequence[str] | None = None,
+    carry: int | None = None,
 ) -> Traced:
     """Trace ``fun(*tree_unflatten(args_tree, leaves))`` on abstract leaves of ``in_avals``.
 
     The enclosing trace is the parent, so values ``fun`` closes over (outer tracers, arrays)
     become jaxpr constants; they are turned into leading inputs and returned in ``consts``
-    for the caller to pass as operands.
+    for the caller to pass as operands. ``carry``: ``fun`` is a loop body run again and again,
+    its first ``carry`` inputs and outputs the loop's carry.
     """
     store: list[Any] = []
+    ins: list[Any] = []
+    outs: list[Any] = []
 
     def flat(*leaves: Any) -> list[Any]:
+        ins[:] = leaves
         args = tree_util.tree_unflatten(args_tree, list(leaves))
         out = fun(*args)
         pairs, out_tree = tree_util.tree_flatten_with_path(out)
         store.append(out_tree)
         for p, leaf in pairs:
             _leaf_aval(leaf, what, p)
-        return [leaf for _, leaf in pairs]
+        outs[:] = [leaf for _, leaf in pairs]
+        return list(outs)
 
-    closed = trace_to_jaxpr(flat, list(in_avals), current_trace(), origins)
+    check = None if carry is None else loop_body_check.get()
+    if check is None:
+        closed = trace_to_jaxpr(flat, list(in_avals), current_trace(), origins)
+    else:
+        closed = check(what, carry, lambda: trace_to_jaxpr(flat, list(in_avals),
+                                                           current_trace(), origins), ins, outs)
     j = closed.jaxpr
     body = ClosedJaxpr(Jaxpr([], list(j.constvars) + list(j.invars), j.outvars, j.eqns), [])
     # A body traced anew on each eager call (a fresh closure over new weights) is the same

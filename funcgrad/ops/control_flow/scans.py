@@ -203,7 +203,8 @@ def _scan(f, init, xs, length, reverse, unroll, what: str, fname: str):
     origins += [f"x{p} of {fname}" for p in x_paths]
     for attempt in range(2):
         init_avals = [get_aval(x) for x in init_leaves]
-        traced = trace_fun(body, args_tree, init_avals + xs_one, f"{what} {fname}", origins)
+        traced = trace_fun(body, args_tree, init_avals + xs_one, f"{what} {fname}", origins,
+                           carry=len(init_leaves))
         carry_tree, y_tree = tree_util.treedef_children(traced.out_tree)
         n_carry = len(init_leaves)
         out_avals = traced.out_avals

@@ -114,7 +114,8 @@ def _while_loop(cond_fun, body_fun, init_val, what: str):
     origins = [f"the loop value{tree_util.keystr(p)}" for p, _ in pairs]
     for attempt in range(2):
         avals = [get_aval(x) for x in leaves]
-        body = trace_fun(body_fun, args_tree, avals, f"{what} body_fun", origins)
+        body = trace_fun(body_fun, args_tree, avals, f"{what} body_fun", origins,
+                         carry=len(avals))
         if attempt == 0 and body.out_tree == tree and _promote_weak(
                 leaves, avals, body.out_avals):
             continue
