@@ -93,6 +93,13 @@ from funcgrad.scipy.stats._normality_tests import (
     normaltest,
     skewtest,
 )
+from funcgrad.scipy.stats._pvalues_distances import (
+    combine_pvalues,
+    energy_distance,
+    false_discovery_control,
+    gstd,
+    wasserstein_distance,
+)
 from funcgrad.scipy.stats._rank_tests import (
     BinomTestResult,
     FriedmanchisquareResult,
@@ -180,5 +187,6 @@ __all__ = [
     "expected_freq", "fisher_exact", "tmean", "tvar", "tstd", "tsem", "tmin", "tmax",
     "trimboth", "trim1", "SigmaclipResult", "sigmaclip", "percentileofscore",
     "scoreatpercentile", "circmean", "circvar", "circstd", "boxcox", "boxcox_llf",
-    "pointbiserialr",
+    "pointbiserialr", "wasserstein_distance", "energy_distance", "combine_pvalues",
+    "false_discovery_control", "gstd",
 ]
