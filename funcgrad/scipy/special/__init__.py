@@ -67,7 +67,15 @@ from funcgrad.scipy.special._distributions import (
     pdtr,
     pdtrc,
 )
-from funcgrad.scipy.special._elliptic import agm, ellipe, ellipeinc, ellipk, ellipkinc, ellipkm1
+from funcgrad.scipy.special._elliptic import (
+    agm,
+    ellipe,
+    ellipeinc,
+    ellipj,
+    ellipk,
+    ellipkinc,
+    ellipkm1,
+)
 from funcgrad.scipy.special._error import (
     dawsn,
     erf,
@@ -183,5 +191,5 @@ __all__ = [
     "elliprf", "elliprc", "elliprd", "elliprj", "elliprg", "ellipkinc", "ellipeinc",
     "jv", "yv", "iv", "kv", "ive", "kve", "shichi", "airy", "airye",
     "spherical_jn", "spherical_yn", "spherical_in", "spherical_kn", "jn", "yn", "kn", "jve",
-    "yve", "erfi", "voigt_profile", "perm", "powm1",
+    "yve", "erfi", "voigt_profile", "perm", "powm1", "ellipj",
 ]
