@@ -3,7 +3,8 @@
 :mod:`funcgrad.experimental.checkify` (run-time checks as values),
 :mod:`funcgrad.experimental.sparse` (the ``BCOO`` sparse array), ``mesh_utils``, ``pjit``,
 ``shard_map`` (its deprecated former home), ``layout`` (``Layout``, ``Format``),
-``compilation_cache`` (JAX's persistent-cache settings, recorded) and :func:`io_callback`.
+``compilation_cache`` (JAX's persistent-cache settings, recorded), ``multihost_utils``
+(its single-process answers) and :func:`io_callback`.
 See docs/experimental.md.
 """
 
@@ -13,6 +14,7 @@ from funcgrad.experimental import (
     jet,
     layout,
     mesh_utils,
+    multihost_utils,
     ode,
     pjit,
     shard_map,
@@ -21,4 +23,4 @@ from funcgrad.experimental import (
 from funcgrad.ops.pure_callback import io_callback
 
 __all__ = ["jet", "ode", "checkify", "sparse", "mesh_utils", "pjit", "shard_map",
-           "io_callback", "layout", "compilation_cache"]
+           "io_callback", "layout", "compilation_cache", "multihost_utils"]
