@@ -25,6 +25,7 @@ from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device, is_array
 from funcgrad.core import Tracer
 from funcgrad.ops.custom_derivatives import custom_vjp
+from funcgrad.scipy.optimize._assignment import linear_sum_assignment, nnls
 from funcgrad.scipy.optimize._bfgs import minimize_bfgs
 from funcgrad.scipy.optimize._cg import minimize_cg, minimize_newtoncg
 from funcgrad.scipy.optimize._curve_fit import OptimizeWarning, curve_fit
@@ -52,7 +53,7 @@ __all__ = ["minimize", "OptimizeResults", "line_search", "LineSearchResults", "b
            "bisect", "root_scalar", "RootResults", "minimize_scalar", "bracket", "OptimizeResult",
            "curve_fit", "OptimizeWarning", "Bounds", "least_squares", "root", "fsolve",
            "newton", "rosen", "rosen_der", "rosen_hess", "rosen_hess_prod", "approx_fprime",
-           "check_grad", "fminbound", "brent"]
+           "check_grad", "fminbound", "brent", "linear_sum_assignment", "nnls"]
 
 
 class OptimizeResults(NamedTuple):
