@@ -280,18 +280,19 @@ def _sici_value(x: Any) -> tuple[Any, Any]:
     t = xs * xs
     si_s = xs * _polyval(_SICI_SN, t) / _polyval(_SICI_SD, t)
     ci_s = _EULER + _fnpm.log(xs) + t * _polyval(_SICI_CN, t) / _polyval(_SICI_CD, t)
-    # 4 < |x| <= 1e9: the auxiliary functions f, g; beyond, their leading terms
+    # |x| > 4: the auxiliary functions f, g, rational in 1/x^2 all the way out (Cephes keeps
+    # only sin(x)/x for Ci beyond 1e9, which drops -cos(x)/x^2: Ci(1e10) lost 10 digits);
+    # 1/x squared, not 1/x^2: x^2 overflows (with a warning) past 1e154
     xl = _fnpm.where(small | _fnpm.isinf(ax) | _fnpm.isnan(ax), 8.0, ax)
     s, c = _fnpm.sin(xl), _fnpm.cos(xl)
-    z = 1.0 / (xl * xl)
+    z = (1.0 / xl) * (1.0 / xl)
     below8 = xl < 8.0
     f = _fnpm.where(below8, _polyval(_SICI_FN4, z) / (xl * _polyval(_SICI_FD4, z)),
                     _polyval(_SICI_FN8, z) / (xl * _polyval(_SICI_FD8, z)))
     g = _fnpm.where(below8, z * _polyval(_SICI_GN4, z) / _polyval(_SICI_GD4, z),
                     z * _polyval(_SICI_GN8, z) / _polyval(_SICI_GD8, z))
-    huge = xl > 1e9
-    si_l = _fnpm.where(huge, math.pi / 2 - c / xl, math.pi / 2 - f * c - g * s)
-    ci_l = _fnpm.where(huge, s / xl, f * s - g * c)
+    si_l = math.pi / 2 - f * c - g * s
+    ci_l = f * s - g * c
     si = _fnpm.where(small, si_s, si_l)
     ci = _fnpm.where(small, ci_s, ci_l)
     si = _fnpm.where(ax == 0, 0.0, _fnpm.where(_fnpm.isinf(ax), math.pi / 2, si))

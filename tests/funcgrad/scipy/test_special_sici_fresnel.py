@@ -4,6 +4,8 @@ symmetry, closed-form derivatives (also at 0), float32, jit and vmap."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from helpers import assert_allclose, dev, host
@@ -66,3 +68,15 @@ def test_dtypes_and_transformations():
         for a, b in zip(jitted, getattr(fsp, name)(dev(X))):
             assert_allclose(a, b)
     assert host(fsp.sici(2)[0]).dtype == np.float64
+
+
+def test_ci_keeps_its_digits_beyond_1e9():
+    # Cephes' Ci(x) = sin(x)/x past 1e9 dropped -cos(x)/x^2 (Ci(1e10) lost 10 digits); and
+    # 1/x^2 overflowed (with a warning) past 1e154. Values: mpmath (SciPy 1.17 agrees).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        si, ci = fsp.sici(np.array([2e9, 1e10, 1e12, 1e300]))
+    assert_allclose(ci, np.array([4.573552292234931e-10, -4.8750602517482264e-11,
+                                  -6.11238702377681e-13, -8.178819121159085e-301]), rtol=1e-14)
+    assert_allclose(si, np.array([1.5707963265928415, 1.5707963267075846, 1.5707963267941052,
+                                  np.pi / 2]), rtol=1e-15)
