@@ -75,6 +75,11 @@ _rule_axis_name: ContextVar[Any] = ContextVar("funcgrad_rule_axis_name", default
 # a collective makes from nothing (axis_index's iota) goes there, the computation's device.
 _rule_device: ContextVar[str | None] = ContextVar("funcgrad_rule_device", default=None)
 _INHERIT: Any = object()
+#: While set (funcgrad.random's key-reuse checker sets it while it checks), every batched call
+#: reports ``check(vals, ins)``: the values it batched and the tracers that stood for them,
+#: so that keys the function consumed count as consumed by the call (as JAX's checker).
+batch_call_check: ContextVar[Callable[[list, list], None] | None] = ContextVar(
+    "funcgrad_batch_call_check", default=None)
 
 
 def current_device() -> str | None:
@@ -462,5 +467,8 @@ def batch_flat(
                 outs = f(*ins)
     finally:
         _trace_var.reset(token)
+    check = batch_call_check.get()
+    if check is not None:
+        check(list(vals), ins)
     pairs = [trace.unpack(o) for o in outs]
     return [p for p, _ in pairs], [d for _, d in pairs]

@@ -29,6 +29,7 @@ from funcgrad.core import (
     user_source_info,
 )
 from funcgrad.errors import KeyReuseError
+from funcgrad.interpreters.batching import batch_call_check
 from funcgrad.ops.control_flow._common import loop_body_check
 from funcgrad.random._keys import PRNGKeyArray
 
@@ -57,11 +58,13 @@ def _write_flag(value: Any) -> None:
             _flag_seen.set({})
         api_jit.jit_call_check.set(_jit_call)
         loop_body_check.set(_loop_body)
+        batch_call_check.set(_batch_call)
     else:
         _flag_seen.set(None)
         if _consumed.get() is None:
             api_jit.jit_call_check.set(None)
             loop_body_check.set(None)
+            batch_call_check.set(None)
 
 
 register_flag("jax_debug_key_reuse", lambda: _flag_seen.get() is not None, _write_flag)
@@ -116,9 +119,11 @@ def check_key_reuse() -> Iterator[None]:
     token = _consumed.set({})
     jit_token = api_jit.jit_call_check.set(_jit_call)
     loop_token = loop_body_check.set(_loop_body)
+    batch_token = batch_call_check.set(_batch_call)
     try:
         yield
     finally:
+        batch_call_check.reset(batch_token)
         loop_body_check.reset(loop_token)
         api_jit.jit_call_check.reset(jit_token)
         _consumed.reset(token)
@@ -150,6 +155,22 @@ def _consume(seen: dict, key: Any, by: str, here: SourceInfo, what: str) -> None
     seen[id(key)] = (_held(key, seen), by, here, path)
     for frame in _loop_frames.get():
         frame.append((key, by, here))
+
+
+def _batch_call(vals: list, ins: list) -> None:
+    """A vmapped call while checking: the batched keys its function consumed (through the
+    tracers that stood for them) are consumed by the call, so vmapping a sampler twice over
+    one batch of keys raises, as JAX's checker."""
+    seen = _record()
+    if seen is None or _inside_sampler.get():
+        return
+    here = None
+    for v, t in zip(vals, ins):
+        prev = seen.get(id(t))
+        if t is v or prev is None or not _same(prev[0], t):
+            continue
+        here = here or user_source_info()
+        _consume(seen, v, f"vmap (by {prev[1]})", here, f"vmap of {prev[1]}")
 
 
 def _inside(x: Any, trace: Any) -> bool:

@@ -240,3 +240,17 @@ def test_loop_bodies_consuming_the_same_key_every_iteration() -> None:
         lax.fori_loop(0, 3, lambda i, c: c + random.normal(random.fold_in(k5, i)), 0.0)
         lax.scan(lambda c, kk: (c + random.normal(kk), None), 0.0,
                  random.split(random.key(6), 3))
+
+
+def test_vmapped_calls_consume_their_batched_keys() -> None:
+    # JAX 0.10.2: vmap(random.normal)(keys) twice over one batch of keys is reuse; a function
+    # that only folds data in does not consume them
+    with random.check_key_reuse():
+        keys = dev(random.split(random.key(0), 3))
+        funcgrad.vmap(random.normal)(keys)
+        with pytest.raises(random.KeyReuseError, match="vmap of random.normal"):
+            funcgrad.vmap(random.normal)(keys)
+        other = dev(random.split(random.key(1), 3))
+        funcgrad.vmap(lambda k: random.fold_in(k, 1))(other)
+        funcgrad.vmap(lambda k: random.fold_in(k, 2))(other)
+        funcgrad.vmap(random.uniform)(other)
