@@ -18,6 +18,8 @@ import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad.backend import device_of, device_put
 from funcgrad.core import is_tracer
+from funcgrad_nn.module import Module
+from funcgrad_nn.optim._module_params import merge_params, params_view
 from funcgrad_nn.optim._schedules import Schedule
 
 __all__ = [
@@ -85,8 +87,42 @@ NO_PARAMS_MSG = (
     "are not passing `params` when calling `update`.")
 
 
-class GradientTransformation(NamedTuple):
+class _GradientTransformationFields(NamedTuple):
+    init: Callable[[Any], Any]
+    update: Callable[..., tuple[Any, Any]]
+
+
+def _module_aware_init(init: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    if getattr(init, "_module_aware", False):
+        return init
+
+    def wrapped(params: Any) -> Any:
+        return init(params_view(params))
+
+    wrapped._module_aware = True  # type: ignore[attr-defined]
+    wrapped.__wrapped__ = init  # type: ignore[attr-defined]
+    return wrapped
+
+
+def _module_aware_update(update: Callable[..., Any]) -> Callable[..., Any]:
+    if getattr(update, "_module_aware", False):
+        return update
+
+    def wrapped(updates: Any, state: Any, params: Any = None, **extra: Any) -> Any:
+        return update(params_view(updates, dedupe=False), state, params_view(params), **extra)
+
+    wrapped._module_aware = True  # type: ignore[attr-defined]
+    wrapped.__wrapped__ = update  # type: ignore[attr-defined]
+    return wrapped
+
+
+class GradientTransformation(_GradientTransformationFields):
     """A pure optimizer: ``init(params) -> state``, ``update(updates, state, params) -> (updates, state)``.
+
+    ``params`` and ``updates`` may be a whole ``funcgrad_nn`` Module (the model, and the
+    Module-shaped gradients of ``funcgrad_nn.grad``): it is seen through its parameter view,
+    None at buffers and frozen parameters, which get no state and no update (Flax keeps them
+    outside ``params``); :func:`apply_updates` puts the new parameters back into the model.
 
     >>> import numpy as np
     >>> tx = sgd(0.1)
@@ -97,8 +133,11 @@ class GradientTransformation(NamedTuple):
     array([0.8, 0.8])
     """
 
-    init: Callable[[Any], Any]
-    update: Callable[..., tuple[Any, Any]]
+    __slots__ = ()
+
+    def __new__(cls, init: Callable[[Any], Any], update: Callable[..., Any]
+                ) -> GradientTransformation:
+        return super().__new__(cls, _module_aware_init(init), _module_aware_update(update))
 
 
 class GradientTransformationExtraArgs(GradientTransformation):
@@ -592,14 +631,23 @@ def with_extra_args_support(tx: GradientTransformation) -> GradientTransformatio
 def apply_updates(params: Any, updates: Any) -> Any:
     """``params + updates`` leaf by leaf, keeping each parameter's dtype; None updates skip.
 
+    ``params`` may be a Module (the model) and ``updates`` its parameter view (what
+    ``tx.update`` gives for Module-shaped gradients): the result is the model with new
+    trainable parameters and the same buffers.
+
     >>> import numpy as np
     >>> apply_updates([np.ones(2, np.float32)], [np.ones(2)])[0].dtype
     dtype('float32')
     """
-    return tree_util.tree_map(
-        lambda p, u: p if u is None else (p + u).astype(fnp.asarray(p).dtype),
-        params, updates, is_leaf=lambda x: x is None,
-    )
+    def add(p: Any, u: Any) -> Any:
+        return p if u is None else (p + u).astype(fnp.asarray(p).dtype)
+
+    if isinstance(params, Module):
+        view = params_view(params)
+        new = tree_util.tree_map(add, view, params_view(updates, dedupe=False),
+                                 is_leaf=lambda x: x is None)
+        return merge_params(params, new)
+    return tree_util.tree_map(add, params, updates, is_leaf=lambda x: x is None)
 
 
 def scale(step_size: float) -> GradientTransformation:
