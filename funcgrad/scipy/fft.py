@@ -34,6 +34,7 @@ import funcgrad.numpy as fnp
 from funcgrad import config as _config
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device
+from funcgrad.errors import AxisError
 from funcgrad.numpy import fft as _npfft
 from funcgrad.scipy._fft_backend import BackendNotImplementedError
 from funcgrad.scipy._fft_backend import check_backend as _check_backend
@@ -234,8 +235,8 @@ def _trig_along(family: str, name: str, x: Any, kind: int, n: Any, axis: int, no
     norm = norm or "backward"
     ortho = (norm == "ortho") if orthogonalize is None else bool(orthogonalize)
     nd = get_aval(x).ndim
-    if not -nd <= axis < nd:
-        raise ValueError(f"{name}: axis {axis} is out of bounds for a {nd}-D array")
+    if not -nd <= axis < nd:   # SciPy's IndexError; NumPy's AxisError is that and a ValueError
+        raise AxisError(f"{name}: axis {axis} is out of bounds for a {nd}-D array")
     axis %= nd
     size = get_aval(x).shape[axis]
     if n is not None:

@@ -186,3 +186,14 @@ def test_long_trig_transforms_derivatives() -> None:
         assert_allclose(g(dev(x)), mat.T @ w, rtol=1e-10, atol=1e-10)
         got = funcgrad.vmap(lambda v, t=t: ff.idct(v, type=t))(dev(np.stack([x, w])))
         assert_allclose(got, sf.idct(np.stack([x, w]), type=t), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("name", ["dct", "idst"])
+def test_trig_transform_axis_errors_are_scipys_index_error(name) -> None:
+    # SciPy raises IndexError for an axis out of range (or a 0-d input); funcgrad's AxisError
+    # is that and NumPy's ValueError
+    for x, kw in ((np.float64(2.0), {}), (np.ones(3), {"axis": 2})):
+        with pytest.raises(IndexError):
+            getattr(sf, name)(x, **kw)
+        with pytest.raises(IndexError, match="out of bounds"):
+            getattr(ff, name)(dev(x), **kw)
