@@ -282,8 +282,13 @@ def _accumulate(fn: Any, a: Any, axis: int = 0, dtype: Any = None, out: Any = No
                         "are immutable)")
     _check_bool_fold(fn.__name__, "accumulate", a, dtype)
     a = fnp.asarray(a)
+    if a.ndim == 0:  # NumPy's words (cumsum would flatten it to one element)
+        raise TypeError(f"{fn.__name__}.accumulate: cannot accumulate on a scalar")
     if dtype is not None:  # NumPy's loop runs in dtype: the inputs are cast, not the result
         a = a.astype(dtype)
+    if a.size == 0:  # nothing to fold: an empty array of the fold's dtype, as NumPy
+        reductions._cum_wrapper_args(f"{fn.__name__}.accumulate", a, axis)  # (axis checks)
+        return fnp.zeros_like(a, dtype=_fold_dtype(fn, a, dtype))
     cumulative = _ACCUMULATORS.get(fn.__name__)
     if cumulative in _FOLDED_EXTREMA and a.dtype.kind == "f":
         # (the axis checked as the primitive checks it: rank >= 1, an int in range)

@@ -245,3 +245,14 @@ def test_maximum_minimum_accumulate_ties_follow_jax_left_fold() -> None:
     h = funcgrad.hessian(lambda t: fnp.sum(fnp.maximum.accumulate(t) ** 2 * dev(w[:4])))
     np.testing.assert_array_equal(host(h(dev(np.array([1.0, 1.0, 2.0, 0.0])))),
                                   [[3, 1, 0, 0], [1, 1, 0, 0], [0, 0, 14, 0], [0, 0, 0, 0]])
+
+
+def test_accumulate_of_empty_and_scalar_inputs() -> None:
+    # NumPy 2.4: an empty axis accumulates to an empty array of the fold's dtype (any ufunc,
+    # subtract's fold included); a 0-d input is a TypeError (cumsum would flatten it)
+    for name, dt in [("subtract", np.int64), ("hypot", np.float64), ("logical_and", np.bool_),
+                     ("add", np.int64)]:
+        got = host(getattr(fnp, name).accumulate(dev(np.zeros((0, 3), np.int64)), axis=0))
+        assert got.shape == (0, 3) and got.dtype == dt
+    with pytest.raises(TypeError, match="cannot accumulate on a scalar"):
+        fnp.add.accumulate(dev(np.array(2.5)))
