@@ -48,6 +48,7 @@ from funcgrad.scipy.special._bessel_real import iv, ive, jn, jv, jve, kn, kv, kv
 from funcgrad.scipy.special._boxcox import boxcox, boxcox1p, inv_boxcox, inv_boxcox1p
 from funcgrad.scipy.special._carlson import elliprc, elliprd, elliprf, elliprg, elliprj
 from funcgrad.scipy.special._combinatorics import bernoulli, binom, comb, factorial, perm, poch
+from funcgrad.scipy.special._common import _counter as _counter
 from funcgrad.scipy.special._common import _floats as _floats
 from funcgrad.scipy.special._distributions import (
     bdtr,

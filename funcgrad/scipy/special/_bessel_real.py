@@ -18,7 +18,7 @@ import numpy
 from funcgrad.core import Tracer
 from funcgrad.ops import special as _sp
 from funcgrad.ops.custom_derivatives import custom_jvp
-from funcgrad.scipy.special._common import _back, _f64, _floats, _fnpm, _while
+from funcgrad.scipy.special._common import _back, _counter, _f64, _floats, _fnpm, _while
 
 _EPS = 1e-16
 _FPMIN = 1e-290
@@ -97,7 +97,7 @@ def _lentz_cf1(nu: Any, x: Any, sign: float) -> tuple[Any, Any]:
     xi = 1.0 / x
     xi2 = 2.0 * xi
     h = fnp.maximum(nu * xi, _FPMIN)
-    init = (fnp.zeros((), dtype=numpy.float64), xi2 * nu, fnp.zeros_like(x), h, h,
+    init = (_counter(x, numpy.float64), xi2 * nu, fnp.zeros_like(x), h, h,
             fnp.ones_like(x), fnp.zeros_like(x, dtype=bool))
 
     def cond(s: tuple) -> Any:
@@ -133,7 +133,7 @@ def _down(nu: Any, x: Any, nl: Any, h: Any, start: Any, sign: float) -> tuple[An
     recurrence is rescaled by 1e-250 whenever it nears overflow: large orders at small x)."""
     fnp = _fnpm
     xi = 1.0 / x
-    top = fnp.max(nl) if nl.size else fnp.zeros(())
+    top = fnp.max(nl) if nl.size else _counter(nl, numpy.float64)
     v = start
     vp = h * v
     fact = nu * xi
@@ -164,7 +164,7 @@ def _up(mu: Any, x: Any, nl: Any, y0: Any, y1: Any, sign: float) -> tuple[Any, A
     (value, value at nu + 1); +-inf once it overflows (then frozen: inf - inf is nan)."""
     fnp = _fnpm
     xi2 = 2.0 / x
-    top = fnp.max(nl) if nl.size else fnp.zeros(())
+    top = fnp.max(nl) if nl.size else _counter(nl, numpy.float64)
 
     def cond(s: tuple) -> Any:
         return s[0] <= top
@@ -182,7 +182,7 @@ def _up(mu: Any, x: Any, nl: Any, y0: Any, y1: Any, sign: float) -> tuple[Any, A
         gone = (i <= nl) & ~fnp.isfinite(y1)
         return (i + 1.0, fnp.where(on, y1, fnp.where(gone, y1, y0)), fnp.where(on, yt, y1))
 
-    _, y, y1 = _while(cond, body, (fnp.ones(()), y0, y1))
+    _, y, y1 = _while(cond, body, (_counter(y0, numpy.float64, 1.0), y0, y1))
     return y, y1
 
 
@@ -239,7 +239,8 @@ def _bessik_scaled(nu: Any, x: Any) -> tuple[Any, Any, Any, Any]:
         return (i + 1.0, ff, c, p, q, fnp.where(done, tot, tot_n), fnp.where(done, tot1, tot1_n),
                 new_done)
 
-    s_out = _while(s_cond, s_body, (fnp.ones(()), ff, fnp.ones_like(x), p, q, ff, p, ~small))
+    s_out = _while(s_cond, s_body, (_counter(x, numpy.float64, 1.0), ff, fnp.ones_like(x), p,
+                                      q, ff, p, ~small))
     rkmu_s = s_out[5] * fnp.exp(xs)          # scaled by e^x (x < 2: no overflow)
     rk1_s = s_out[6] * xi2 * fnp.exp(xs)
     # Steed's CF2 (x >= 2), scaled by e^x
@@ -247,7 +248,7 @@ def _bessik_scaled(nu: Any, x: Any) -> tuple[Any, Any, Any, Any]:
     a1 = 0.25 - mu2
     b = 2.0 * (1.0 + xl)
     d0 = 1.0 / b
-    init = (fnp.full((), 2.0), a1 * 0.0 - a1, b, d0, d0, d0, fnp.zeros_like(xl),
+    init = (_counter(xl, numpy.float64, 2.0), a1 * 0.0 - a1, b, d0, d0, d0, fnp.zeros_like(xl),
             fnp.ones_like(xl), a1, a1 + 0.0, 1.0 + a1 * d0, small)
 
     def c_cond(s: tuple) -> Any:
@@ -404,8 +405,8 @@ def _bessjy(nu: Any, x: Any) -> tuple[Any, Any, Any, Any]:
         return (i + 1.0, ff, c, p, q, fnp.where(done, tot, tot_n), fnp.where(done, tot1, tot1_n),
                 new_done)
 
-    s_out = _while(s_cond, s_body, (fnp.ones(()), ff, fnp.ones_like(x), p, q, ff + rr * q, p,
-                                    ~small))
+    s_out = _while(s_cond, s_body, (_counter(x, numpy.float64, 1.0), ff, fnp.ones_like(x), p, q,
+                                    ff + rr * q, p, ~small))
     rymu_s = -s_out[5]
     ry1_s = -s_out[6] * xi2
     rymup_s = mu_s * xi * rymu_s - ry1_s
@@ -454,7 +455,8 @@ def _bessjy(nu: Any, x: Any) -> tuple[Any, Any, Any, Any]:
         return (i + 1.0, a, bi, cr, ci, dr, di, fnp.where(done, pp, pn), fnp.where(done, qq, qn),
                 new_done)
 
-    c_out = _while(c_cond, c_body, (fnp.full((), 2.0), a, bi, cr, ci, dr, di, pp, qq, small))
+    c_out = _while(c_cond, c_body, (_counter(pp, numpy.float64, 2.0), a, bi, cr, ci, dr, di, pp,
+                                    qq, small))
     pp, qq = c_out[7], c_out[8]
     gam = (pp - f) / qq
     wl = 2.0 * xil / math.pi

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy
 
-from funcgrad.scipy.special._common import _back, _f64, _floats, _fnpm, _while
+from funcgrad.scipy.special._common import _back, _counter, _f64, _floats, _fnpm, _while
 
 _EPS = float(numpy.finfo(numpy.float64).eps)
 # Carlson's bounds: after m steps the series' error is below eps once 4^-m Q < |A|.
@@ -37,7 +37,7 @@ def _duplicate(state: tuple, q: Any, step: Any) -> tuple:
     def body(s: tuple) -> tuple:
         return (*step(s[:-1]), s[-1] + 1.0)
 
-    return _while(cond, body, (*state, _fnpm.zeros((), dtype=numpy.float64)))[:-1]
+    return _while(cond, body, (*state, _counter(state[1], numpy.float64)))[:-1]
 
 
 def _scaled(args: tuple, degree: float, fn: Any) -> Any:

@@ -64,6 +64,14 @@ def _fnp() -> Any:
     return _fnp_module
 
 
+def _counter(like: Any, dtype: Any = numpy.int32, start: float = 0) -> Any:
+    """A loop's step counter, ``start`` (a 0-d array), on ``like``'s device: made from Python data alone it would
+    go to the default device, and the loop's other values, computed from NumPy inputs, live
+    on the host (core.place_uncommitted would then move the whole loop, and the code after it
+    would mix host and device arrays)."""
+    return _fnp_module.full_like(like, start, dtype=dtype, shape=())
+
+
 # ---------------------------------------------------------------------------------------------
 # Modified Bessel functions of the first kind, orders 0 and 1 (funcgrad.ops.special)
 

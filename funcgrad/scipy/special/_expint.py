@@ -15,6 +15,7 @@ from funcgrad.scipy.special._common import (
     _F64,
     _back,
     _clamp_tiny,
+    _counter,
     _f64,
     _floats,
     _fnp,
@@ -47,7 +48,7 @@ def _expn_values(n: Any, x: Any) -> Any:
     total = fnp.where(nm1 != 0, 1.0 / fnp.where(nm1 != 0, nm1, 1.0), -log_x - _EULER)
     psi_n = _sp.digamma(n_s)
     b = fnp.where(series, 1.0, x_s + n_s)
-    init = (fnp.asarray(0, dtype=numpy.int32), fnp.ones_like(x_s), total, b,
+    init = (_counter(x_s), fnp.ones_like(x_s), total, b,
             fnp.full_like(x_s, 1.0 / tiny), 1.0 / b, 1.0 / b, fnp.logical_not(valid))
 
     def cond(s: tuple) -> Any:
@@ -92,7 +93,7 @@ def _ei_pos_values(x: Any) -> Any:
     valid = (x > 0) & (x < numpy.inf)
     x_s = fnp.where(valid, x, 1.0)
     series = x_s <= 40.0
-    init = (fnp.asarray(0, dtype=numpy.int32), fnp.ones_like(x_s), fnp.zeros_like(x_s),
+    init = (_counter(x_s), fnp.ones_like(x_s), fnp.zeros_like(x_s),
             fnp.logical_not(valid))
 
     def cond(s: tuple) -> Any:

@@ -10,7 +10,7 @@ from funcgrad.avals import get_aval
 from funcgrad.core import Tracer
 from funcgrad.ops import special as _sp
 from funcgrad.ops.custom_derivatives import custom_jvp
-from funcgrad.scipy.special._common import _F64, _floats, _fnpm, _jvp, _while
+from funcgrad.scipy.special._common import _F64, _counter, _floats, _fnpm, _jvp, _while
 from funcgrad.scipy.special._gamma import gamma, gammasgn, rgamma
 
 # ---------------------------------------------------------------------------------------------
@@ -39,7 +39,7 @@ def _hyp1f1_series(a: Any, b: Any, y: Any) -> Any:
         return k + 1.0, total, term, done
 
     one = _fnpm.ones_like(y)
-    init = (_fnpm.asarray(0.0), one, one, _fnpm.zeros(get_aval(y).shape, bool))
+    init = (_counter(y, float), one, one, _fnpm.zeros_like(y, dtype=bool))
     return _while(cond, body, init)[1]
 
 
@@ -61,7 +61,7 @@ def _hyp1f1_asymptotic_sum(a: Any, b: Any, y: Any) -> Any:
         return k + 1.0, total, _fnpm.where(done, term, new), done
 
     one = _fnpm.ones_like(y)
-    init = (_fnpm.asarray(0.0), one, one, _fnpm.zeros(get_aval(y).shape, bool))
+    init = (_counter(y, float), one, one, _fnpm.zeros_like(y, dtype=bool))
     return _while(cond, body, init)[1]
 
 
@@ -136,7 +136,7 @@ def _hyp1f1_ab_partials_at_special(a: Any, b: Any, x: Any) -> tuple[Any, Any]:
         return n1, total, pw, h, done
 
     zero = _fnpm.zeros_like(y)
-    init = (_fnpm.asarray(0.0), zero, _fnpm.ones_like(y), zero,
+    init = (_counter(y, float), zero, _fnpm.ones_like(y), zero,
             _fnpm.zeros(get_aval(y).shape, bool))
     series = _while(cond, body, init)[1]
     da = _fnpm.where(neg, -_fnpm.exp(x) * series, series)
@@ -229,7 +229,7 @@ def _hyp2f1_series(a: Any, b: Any, c: Any, z: Any) -> Any:
         return k + 1.0, total, term, done
 
     one = _fnpm.ones_like(z)
-    init = (_fnpm.asarray(0.0), one, one, _fnpm.zeros(get_aval(z).shape, bool))
+    init = (_counter(z, float), one, one, _fnpm.zeros_like(z, dtype=bool))
     return _while(cond, body, init)[1]
 
 

@@ -14,6 +14,7 @@ from funcgrad.scipy.special._common import (
     _F64,
     _back,
     _clamp_tiny,
+    _counter,
     _f64,
     _floats,
     _fnp,
@@ -48,7 +49,7 @@ def _betainc_values(a: Any, b: Any, x: Any, log: bool = False) -> Any:
     d = 1.0 / _clamp_tiny(1.0 - qab * x_s / qap, tiny)
     d_c = 1.0 / _clamp_tiny(1.0 - (a_c + b_c) * x_c / (a_c + 1.0), tiny)
     one = fnp.ones_like(x_s)
-    init = (fnp.asarray(0, dtype=numpy.int32), one, d, d, one, d_c,
+    init = (_counter(one), one, d, d, one, d_c,
             fnp.logical_not(valid))
 
     def cond(s: tuple) -> Any:
@@ -209,7 +210,7 @@ def _betaincinv_values(a: Any, b: Any, y: Any, yc: Any) -> tuple[Any, Any]:
     log_p = fnp.log(p_s)
     # Near 0 the root is about u_pow: below the smallest normal number it is 0 (no steps).
     underflow = u_pow < math.log(tiny)
-    init = (fnp.asarray(0, dtype=numpy.int32), u0, fnp.logical_not(valid) | underflow,
+    init = (_counter(u0), u0, fnp.logical_not(valid) | underflow,
             fnp.ones_like(u0))
 
     def cond(s: tuple) -> Any:

@@ -18,6 +18,7 @@ from funcgrad.ops.custom_derivatives import custom_jvp
 from funcgrad.scipy.special._common import (
     _F64,
     _back,
+    _counter,
     _f64,
     _floats,
     _fnp,
@@ -232,7 +233,7 @@ def _igam_values(a: Any, x: Any, shadow: bool = False, logs: bool = False) -> tu
     q_series = series & valid & (x_s <= 1.1) & fnp.where(
         x_s <= 0.5, a_s * log_x > -0.4, a_s < x_s * 1.1)
     x_q = fnp.where(q_series, x_s, 0.0)  # the other lanes' x^n / n! could overflow
-    init = (fnp.asarray(0, dtype=numpy.int32), 1.0 / a_s, 1.0 / a_s, b0,
+    init = (_counter(b0), 1.0 / a_s, 1.0 / a_s, b0,
             zero + 1.0 / tiny, 1.0 / b0, 1.0 / b0, fnp.logical_not(valid), zero + 1.0, zero)
     if shadow:
         a_c = _ew.stop_gradient(a_s + 0.5)
@@ -488,7 +489,7 @@ def _gammaincinv_values(a: Any, p: Any, q: Any) -> Any:
     x0 = fnp.maximum(x0, tiny)
     # A root below the smallest normal number is 0 (see below): nothing to iterate.
     underflow = ~upper & (x_pow < tiny)
-    init = (fnp.asarray(0, dtype=numpy.int32), x0, fnp.logical_not(valid) | underflow,
+    init = (_counter(x0), x0, fnp.logical_not(valid) | underflow,
             fnp.ones_like(x0))
 
     def cond(s: tuple) -> Any:

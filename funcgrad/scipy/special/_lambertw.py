@@ -14,7 +14,7 @@ from funcgrad.core import Tracer
 from funcgrad.errors import DTypeError
 from funcgrad.lax import while_loop
 from funcgrad.ops.custom_derivatives import custom_jvp
-from funcgrad.scipy.special._common import _fnpm
+from funcgrad.scipy.special._common import _counter, _fnpm
 
 # =============================================================================================
 # Lambert W (SciPy's algorithm: an initial guess by region, then Halley's iteration)
@@ -71,7 +71,7 @@ def _lambertw_values(z: Any, k: Any, tol: float) -> Any:
         conv = fnp.abs(wn - w) <= tol * fnp.abs(wn)
         return i + 1, fnp.where(done, w, wn), done | conv
 
-    init = (fnp.asarray(0, dtype=numpy.int32), w, special | exact)
+    init = (_counter(w), w, special | exact)
     i, w, done = while_loop(cond, body, init)
     # Not converged in 100 steps: nan (SciPy's, with its warning).
     w = fnp.where(done, w, numpy.nan + 0j)

@@ -25,8 +25,10 @@ def _t_cdf_sf(y: Any, df: Any) -> tuple[Any, Any]:
     """(cdf, sf) of the standard t at ``y`` (float arrays of one dtype), each computed without
     cancellation; nan unless ``df > 0``, the normal distribution at ``df = inf``."""
     fnp = _fnpm
-    normal = df == numpy.inf
-    dfs = fnp.where((df > 0) & fnp.logical_not(normal), df, 1.0)
+    # (funcgrad's comparisons: NumPy's give a NumPy scalar for a 0-d df, which alone would go
+    # to the default device, away from the host arrays beside it)
+    normal = fnp.equal(df, numpy.inf)
+    dfs = fnp.where(fnp.greater(df, 0) & fnp.logical_not(normal), df, 1.0)
     y2 = y * y
     # The tail mass I_z(df/2, 1/2) / 2, z = df / (df + y^2), beyond |y| = 1 or where z < 1/2:
     # there 1/2 - central would cancel. (z < 1/2 alone lost t.sf(10, 1000) = 8.7e-23 to 0: for

@@ -112,7 +112,7 @@ def discrete_quantile(holds: Callable[[Any], Any], q: Any, guess: Any, lo: Any, 
         return (i + 1, fnp.where(keep, k, fnp.clip(k_n, lo, top)), fnp.where(done, a, a_n),
                 fnp.where(done, b, b_n), step * 2.0, keep)
 
-    init = (fnp.asarray(0, dtype=numpy.int32), k0, lo - 1.0, hi + 0.0 * lo,
+    init = (_special._counter(k0), k0, lo - 1.0, hi + 0.0 * lo,
             fnp.ones_like(k0), fnp.logical_not(inner))
     k = while_loop(cond, body, init)[3]
     first, last = (hi, lo - 1.0) if upper else (lo - 1.0, hi)
