@@ -142,8 +142,9 @@ def _mean_var_n(a: Any, omit: bool) -> tuple[Any, Any, Any]:
         n = fnp.sum(~fnp.isnan(a), axis=-1).astype(a.dtype)
         return fnp.nanmean(a, axis=-1), fnp.nanvar(a, axis=-1, ddof=1), n
     n = a.shape[-1]
+    # (the count on a's device: made from Python data it would go to the default device)
     return (fnp.mean(a, axis=-1), fnp.var(a, axis=-1, ddof=1),
-            fnp.full(a.shape[:-1], n, dtype=a.dtype))
+            fnp.full_like(a, n, shape=a.shape[:-1]))
 
 
 def _keep(v: Any, axis: Any, ndim: int, keepdims: bool) -> Any:
@@ -183,6 +184,8 @@ def ttest_1samp(a: Any, popmean: Any, axis: Any = 0, nan_policy: str = "propagat
     x, _ = _prepared("ttest_1samp", a, axis, nan_policy)
     mean, var, n = _mean_var_n(x, nan_policy == "omit")
     pop = fnp.asarray(popmean)
+    if type(popmean) in (int, float):  # a Python number goes where the sample is
+        pop = fnp.full_like(x, popmean, shape=())
     if axis is not None and pop.ndim == nd and nd > 0:
         pop = fnp.squeeze(pop, _norm_axis("ttest_1samp", axis, nd))  # SciPy's keepdims form
     se = fnp.sqrt(var / n)
@@ -397,7 +400,7 @@ def linregress(x: Any, y: Any, alternative: str = "two-sided", *, axis: Any = 0,
         n = fnp.sum(w, axis=-1)
     else:
         w = None
-        n = fnp.full(x.shape[:-1], float(n_all), dtype=dt)
+        n = fnp.full_like(x, float(n_all), dtype=dt, shape=x.shape[:-1])
 
     def mean(v: Any) -> Any:
         return fnp.sum(v if w is None else v * w, axis=-1) / n

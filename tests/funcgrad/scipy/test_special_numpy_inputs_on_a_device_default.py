@@ -1,4 +1,4 @@
-"""scipy.special with NumPy inputs while the default device is a device (the strict one here,
+"""scipy.special (and scipy.stats over it) with NumPy inputs while the default device is a device (the strict one here,
 a GPU in use): the functions' loops made their step counters from Python data, on the default
 device, beside host values -- the loop then ran on the device and the code after it mixed
 host and device arrays (the strict device's TypeError, CuPy's on a GPU). Values: SciPy's,
@@ -40,6 +40,11 @@ CASES = {
     "beta.sf": (lambda: fst.beta.sf(_V, 2.0, 3.0), [0.8192, 0.3125, 0.0272]),
     "gamma.cdf": (lambda: fst.gamma.cdf(_W, 2.0),
                   [0.4421745996289252, 0.5939941502901616, 0.8641117745995668]),
+    # the tests' counts and a Python popmean were made on the default device too
+    "ttest_1samp": (lambda: (lambda r: [r.statistic, r.pvalue])(fst.ttest_1samp(_W, 2.0)),
+                    [0.5547001962252294, 0.6348516283298891]),
+    "linregress": (lambda: (lambda r: [r.slope, r.intercept, r.rvalue])(fst.linregress(_V, _W)),
+                   [3.333333333333333, 0.666666666666667, 0.9607689228305228]),
 }
 
 
@@ -48,4 +53,5 @@ def test_numpy_inputs_under_a_device_default(name: str) -> None:
     fn, want = CASES[name]
     with funcgrad.default_device("strict"):
         got = fn()
-    np.testing.assert_allclose(funcgrad.to_numpy(got), want, rtol=1e-12, atol=1e-15)
+    got = [funcgrad.to_numpy(g) for g in got] if isinstance(got, list) else funcgrad.to_numpy(got)
+    np.testing.assert_allclose(np.asarray(got, dtype=float), want, rtol=1e-12, atol=1e-15)
