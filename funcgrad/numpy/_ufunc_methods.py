@@ -669,6 +669,8 @@ class ufunc(metaclass=_UfuncType):  # noqa: N801  (NumPy's and JAX's name)
         if axis is None or isinstance(axis, tuple | list):
             raise ValueError(f"{self.__name__}.accumulate does not allow multiple axes")
         a = fnp.asarray(a)
+        if a.ndim == 0:  # NumPy's words
+            raise TypeError(f"{self.__name__}.accumulate: cannot accumulate on a scalar")
         if dtype is None:
             dtype = self._dtype(a, a)
         if a.size == 0:

@@ -254,5 +254,6 @@ def test_accumulate_of_empty_and_scalar_inputs() -> None:
                      ("add", np.int64)]:
         got = host(getattr(fnp, name).accumulate(dev(np.zeros((0, 3), np.int64)), axis=0))
         assert got.shape == (0, 3) and got.dtype == dt
-    with pytest.raises(TypeError, match="cannot accumulate on a scalar"):
-        fnp.add.accumulate(dev(np.array(2.5)))
+    for acc in (fnp.add.accumulate, fnp.frompyfunc(lambda a, b: a * b, 2, 1).accumulate):
+        with pytest.raises(TypeError, match="cannot accumulate on a scalar"):
+            acc(dev(np.array(2.5)))
