@@ -80,12 +80,14 @@ from funcgrad.scipy.stats._generic import rv_frozen
 from funcgrad.scipy.stats._kde import gaussian_kde
 from funcgrad.scipy.stats._ks import KstestResult, ks_1samp, ks_2samp, kstest
 from funcgrad.scipy.stats._normality_tests import (
+    AndersonResult,
     BartlettResult,
     FlignerResult,
     KurtosistestResult,
     LeveneResult,
     NormaltestResult,
     SkewtestResult,
+    anderson,
     bartlett,
     fligner,
     kurtosistest,
@@ -188,5 +190,5 @@ __all__ = [
     "trimboth", "trim1", "SigmaclipResult", "sigmaclip", "percentileofscore",
     "scoreatpercentile", "circmean", "circvar", "circstd", "boxcox", "boxcox_llf",
     "pointbiserialr", "wasserstein_distance", "energy_distance", "combine_pvalues",
-    "false_discovery_control", "gstd",
+    "false_discovery_control", "gstd", "AndersonResult", "anderson",
 ]

@@ -3,6 +3,8 @@ test dependency): formulas on funcgrad operations, so jit, vmap and grad work.""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from helpers import assert_allclose, dev
@@ -86,3 +88,22 @@ def test_bartlett_matches_scipy_and_differentiates():
     with pytest.raises(ValueError, match="center"):
         fst.levene(_A, _B, center="mode")
     assert fnp.isfinite(fst.fligner(_A, _B).pvalue)
+
+
+def test_anderson_matches_scipy():
+    rng = np.random.default_rng(13)
+    for x, dist in ((rng.standard_normal(30), "norm"), (rng.exponential(size=25) * 3, "expon"),
+                    (rng.standard_normal(200) ** 2, "norm"),
+                    (rng.exponential(size=40), "norm")):
+        got = fst.anderson(dev(x), dist)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # SciPy 1.17's method= notice
+            want = ss.anderson(x, dist)
+        assert_allclose(got.statistic, want.statistic, rtol=1e-10)
+        np.testing.assert_array_equal(got.critical_values, want.critical_values)
+        np.testing.assert_array_equal(got.significance_level, want.significance_level)
+        assert_allclose(got.fit_result.params.scale, want.fit_result.params.scale, rtol=1e-12)
+        got_p = fst.anderson(dev(x), dist, method="interpolate").pvalue
+        assert_allclose(got_p, ss.anderson(x, dist, method="interpolate").pvalue, rtol=1e-10)
+    with pytest.raises(ValueError, match="dist must be"):
+        fst.anderson(np.ones(5), "gumbel")
