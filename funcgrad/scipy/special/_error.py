@@ -72,13 +72,13 @@ def _erfcx_value(x: Any) -> Any:
     # inf) only where the value does; the stand-in keeps exp's overflow warning out.
     neg = x < -26.0
     xs = _fnpm.where(small & ~neg, x, 0.0)
-    xc = _fnpm.maximum(x, -27.0)  # x * x itself would overflow far out
+    xc = _fnpm.where(neg, _fnpm.maximum(x, -27.0), 0.0)  # x * x itself would overflow far out
     over = neg & (xc * xc + math.log(2.0) > math.log(numpy.finfo(_F64).max))
     xn = _fnpm.where(neg & ~over, x, 0.0)
     direct = _fnpm.where(neg, _fnpm.where(over, _fnpm.inf, _fnpm.exp(xn * xn + math.log(2.0))),
                          _fnpm.exp(xs * xs) * erfc(xs))
     xl = _fnpm.where(small, 25.0, x)
-    inv2 = 1.0 / (2.0 * xl * xl)
+    inv2 = 0.5 * (1.0 / xl) * (1.0 / xl)  # (x^2 overflows, with a warning, past 1e154)
     series = _fnpm.ones_like(xl)
     term = _fnpm.ones_like(xl)
     for k in range(1, 9):
@@ -390,7 +390,7 @@ def erfi(x: Any) -> Any:
     x = fnp.asarray(x)
     dt = get_aval(x).dtype
     xd = x.astype(_F64)
-    fin = fnp.isfinite(xd)
+    fin = fnp.isfinite(xd) & (fnp.abs(xd) < 40.0)  # |x| >= 40 overflows: set below
     xs = fnp.where(fin, xd, 0.0)
     half = 0.5 * xs * xs
     # exp(x^2) as exp(x^2/2)^2 around the product: exp(x^2) alone overflows before erfi does
@@ -401,7 +401,8 @@ def erfi(x: Any) -> Any:
     log_out = fnp.log(fnp.where(a != 0, fnp.abs(a), 1.0)) + hs
     over = ~ok | (log_out > _LOG_MAX)
     out = fnp.where(over, fnp.where(xs < 0, -numpy.inf, numpy.inf), a * fnp.where(over, 1.0, e))
-    out = fnp.where(fin, out, xd)  # erfi(+-inf) = +-inf, nan stays nan
+    big = fnp.where(xd < 0, -numpy.inf, numpy.inf)
+    out = fnp.where(fin, out, fnp.where(fnp.isnan(xd), xd, big))
     return out.astype(dt)
 
 

@@ -259,7 +259,8 @@ def _exprel(t: Any) -> Any:
     """``expm1(t) / t`` (1 at 0), smooth through 0 so derivatives there are right."""
     small = _fnpm.abs(t) < 1e-3
     ts = _fnpm.where(small, 1.0, t)
-    series = 1.0 + t * (1 / 2 + t * (1 / 6 + t * (1 / 24 + t * (1 / 120 + t / 720))))
+    th = _fnpm.where(small, t, 0.0)  # the series on its own lanes (t^5 overflows far out)
+    series = 1.0 + th * (1 / 2 + th * (1 / 6 + th * (1 / 24 + th * (1 / 120 + th / 720))))
     return _fnpm.where(small, series, _fnpm.expm1(ts) / ts)
 
 def exprel(x: Any) -> Any:
@@ -301,7 +302,9 @@ def softplus(x: Any) -> Any:
         [0.0, 0.6931471805599453, 800.0]
     """
     (x,) = _floats("softplus", x)
-    return _fnp().logaddexp(0.0, x)
+    # logaddexp(0, nan) warns (SciPy's softplus(nan) is nan, silently)
+    nan = _fnp().isnan(x)
+    return _fnp().where(nan, x, _fnp().logaddexp(0.0, _fnp().where(nan, 0.0, x)))
 
 
 def cbrt(x: Any) -> Any:

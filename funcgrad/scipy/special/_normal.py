@@ -58,18 +58,22 @@ def log_ndtr(x: Any) -> Any:
     far = fnp.less(x, -10.0)
     x_up = fnp.where(upper, x, 1.0)
     x_mid = fnp.where(fnp.logical_or(upper, far), -1.0, x)
-    x_far = fnp.where(far, x, -11.0)
+    # below -1e154, -x^2/2 is beyond the float range: -inf (set below)
+    huge = fnp.less(x, -1e154)
+    x_far = fnp.where(far & ~huge, x, -11.0)
     out_up = fnp.log1p(-ndtr(-x_up))
     out_mid = fnp.log(ndtr(x_mid))
     # log ndtr(x) = -x^2/2 - log(-x) - log(2 pi)/2 + log(1 + sum_n (-1)^n (2n-1)!! / x^(2n)):
     # at x <= -10 twelve terms leave a truncation error below 1e-16.
-    inv2 = 1.0 / (x_far * x_far)
+    # (1/x squared, and x^2/2 as (x/2) x: x^2 overflows, with a warning, past 1e154)
+    inv2 = (1.0 / x_far) * (1.0 / x_far)
     s = _like(x_far, 0.0)
     for n in range(12, 0, -1):
         s = (1.0 + s) * (-(2 * n - 1) * inv2)
-    out_far = (-0.5 * x_far * x_far - fnp.log(-x_far) - 0.5 * math.log(2.0 * math.pi)
+    out_far = (-(0.5 * x_far) * x_far - fnp.log(-x_far) - 0.5 * math.log(2.0 * math.pi)
                + fnp.log1p(s))
     out = fnp.where(upper, out_up, fnp.where(far, out_far, out_mid))
+    out = fnp.where(huge, -numpy.inf, out)
     return fnp.where(fnp.isnan(x), x, out)
 
 
@@ -79,7 +83,7 @@ def _ndtri_exp_value(y: Any) -> Any:
     upper = y > -math.log(2.0)
     y_mid = fnp.where(tiny_p | upper, -1.0, y)
     mid = ndtri(fnp.exp(y_mid))
-    y_up = fnp.where(upper, y, -1.0)
+    y_up = fnp.where(upper & (y <= 0), y, -1.0)  # y > 0 is nan below (expm1 would overflow)
     up = -ndtri(-fnp.expm1(y_up))  # the upper tail 1 - exp(y), without cancellation
     # Far lower tail: Newton on log_ndtr(x) = y from the asymptotic start
     # x^2 = -2 y - log(-2 y) - log(2 pi); each step x -= (log_ndtr(x) - y) Phi(x) / phi(x),
@@ -89,7 +93,9 @@ def _ndtri_exp_value(y: Any) -> Any:
     x = -fnp.sqrt(t - fnp.log(t) - math.log(2.0 * math.pi))
     for _ in range(6):
         ln = log_ndtr(x)
-        x = x - (ln - y_lo) * fnp.exp(ln + 0.5 * x * x + 0.5 * math.log(2.0 * math.pi))
+        # the exponent ln + x^2/2 + ... is O(log|x|): computed as (ln - y) + (y + x^2/2), each
+        # part small (x^2/2 alone overflows its product past |y| = 1e300)
+        x = x - (ln - y_lo) * fnp.exp(ln + (0.5 * x) * x + 0.5 * math.log(2.0 * math.pi))
     out = fnp.where(tiny_p, x, fnp.where(upper, up, mid))
     out = fnp.where(y == 0, numpy.inf, fnp.where(y == -numpy.inf, -numpy.inf, out))
     return fnp.where(y > 0, numpy.nan, out)

@@ -266,7 +266,9 @@ def zetac(x: Any) -> Any:
     fnp = _fnp()
     x = fnp.asarray(x)
     big = x > 1
-    xb = fnp.where(big, x, 2.0)
+    # past 1100, 2^-x + 3^-x + ... is 0 in float64 (and the Euler-Maclaurin sum's rising
+    # products would overflow)
+    xb = fnp.where(big, fnp.minimum(x, 1100.0), 2.0)
     xs = fnp.where(big, 0.0, x)
     # SciPy's 0 at +inf (the Hurwitz zeta(inf, 2) is nan); from x = 127, where SciPy's
     # Cephes returns 0, the value 2^-x + ... is kept (zetac(200) = 6.2e-61).
