@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import math
 import operator
 from typing import Any
 
@@ -152,6 +153,9 @@ def _reduce(fn: Any, a: Any, axis: Any = 0, dtype: Any = None, out: Any = None,
         final = tuple(1 if d in axes else n for d, n in enumerate(a.shape)
                       if keepdims or d not in axes)
     identity = getattr(numpy, name).identity
+    if not axes and initial is None and where is None:
+        # no axes (axis=()): every element is its own reduction, in the fold's dtype
+        return fnp.reshape(a.astype(_fold_dtype(fn, a, dtype)), final)
     if initial is None and where is None:
         if a.size == 0 and identity is not None:
             fd = _fold_dtype(fn, a, dtype)
@@ -174,14 +178,16 @@ def _reduce(fn: Any, a: Any, axis: Any = 0, dtype: Any = None, out: Any = None,
     # The reduced axes in front, as one: a fold from initial, masked rows leaving it alone.
     rest = tuple(d for d in range(a.ndim) if d not in axes)
     rest_shape = tuple(a.shape[d] for d in rest)
-    moved = fnp.reshape(fnp.transpose(a, axes + rest), (-1,) + rest_shape)
+    # (the reduced length spelled out: -1 is ambiguous when the other axes have size 0)
+    n_red = math.prod(a.shape[d] for d in axes)
+    moved = fnp.reshape(fnp.transpose(a, axes + rest), (n_red,) + rest_shape)
     if where is not None:
         # a constant mask (a list, a host array) goes where a is
         where = fnp.asarray(where, device=get_aval(a).device)
         if where.dtype != numpy.bool_:
             raise TypeError(f"{name}.reduce: where must be a boolean mask, got {where.dtype}")
         where = fnp.reshape(fnp.transpose(fnp.broadcast_to(where, a.shape), axes + rest),
-                            (-1,) + rest_shape)
+                            (n_red,) + rest_shape)
     if not isinstance(initial, Tracer):  # a constant: it goes where a is
         initial = device_put(numpy.asarray(initial).astype(dtype), get_aval(a).device)
     start = fnp.broadcast_to(fnp.asarray(initial).astype(dtype), rest_shape)

@@ -257,3 +257,19 @@ def test_accumulate_of_empty_and_scalar_inputs() -> None:
     for acc in (fnp.add.accumulate, fnp.frompyfunc(lambda a, b: a * b, 2, 1).accumulate):
         with pytest.raises(TypeError, match="cannot accumulate on a scalar"):
             acc(dev(np.array(2.5)))
+
+
+def test_reduce_over_no_axes_and_of_empty_slabs() -> None:
+    # NumPy 2.4: axis=() reduces each element alone (the input in the fold's dtype, initial
+    # folded in); initial/where reductions whose other axes are empty give empty results
+    x = dev(np.array([1, 2, 3]))
+    got = host(fnp.divide.reduce(x, axis=()))
+    assert got.dtype == np.float64 and got.tolist() == [1.0, 2.0, 3.0]
+    assert host(fnp.subtract.reduce(x, axis=(), initial=10)).tolist() == [9, 8, 7]
+    got = host(fnp.power.reduce(dev(np.zeros((2, 0), np.int64)), axis=0, initial=1))
+    assert got.shape == (0,) and got.dtype == np.int64
+    got = host(fnp.hypot.reduce(dev(np.zeros((0, 2))), axis=-1, initial=0.0,
+                                where=dev(np.ones((0, 2), bool))))
+    assert got.shape == (0,)
+    j = funcgrad.jit(lambda v: fnp.subtract.reduce(v, axis=(), initial=10))(x)
+    assert host(j).tolist() == [9, 8, 7]
