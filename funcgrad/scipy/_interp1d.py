@@ -25,6 +25,7 @@ import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device
 from funcgrad.core import Tracer
+from funcgrad.ops import banded as _banded
 from funcgrad.tree_util import register_pytree_node
 
 __all__ = ["PPoly", "CubicSpline", "interp1d"]
@@ -280,7 +281,7 @@ def _solve(a: Any, rhs: Any) -> Any:
 
 
 def _slopes(x: Any, dx: Any, dxr: Any, y: Any, slope: Any, bc: list, n: int) -> Any:
-    """The derivatives at the knots: SciPy's tridiagonal system, solved densely."""
+    """The derivatives at the knots: SciPy's tridiagonal system, solved as a band."""
     zero = 0.0 * dx[0]
     diag_mid = 2.0 * (dx[:-1] + dx[1:])
     rhs_mid = 3.0 * (dxr[1:] * slope[:-1] + dxr[:-1] * slope[1:])
@@ -306,9 +307,15 @@ def _slopes(x: Any, dx: Any, dxr: Any, y: Any, slope: Any, bc: list, n: int) -> 
     main = fnp.concatenate([fnp.reshape(d0, (1,)), diag_mid, fnp.reshape(dn, (1,))])
     upper = fnp.concatenate([fnp.reshape(up0, (1,)), dx[:-1]])       # a[i, i + 1]
     lower = fnp.concatenate([dx[1:], fnp.reshape(lown, (1,))])       # a[i + 1, i]
-    a = fnp.diag(main) + fnp.diag(upper, 1) + fnp.diag(lower, -1)
     rhs = fnp.concatenate([rhs0[None], rhs_mid, rhsn[None]])
-    return _solve(a, rhs)
+    # the band storage of the tridiagonal matrix and one banded LU (SciPy's solve_banded):
+    # O(n), where a dense solve took O(n^3) time and O(n^2) memory (3000 knots: seconds)
+    zero1 = fnp.zeros_like(main[:1])
+    ab = fnp.stack([fnp.concatenate([zero1, upper]), main, fnp.concatenate([lower, zero1])])
+    dt = fnp.result_type(ab, rhs)
+    flat = fnp.reshape(rhs, (rhs.shape[0], -1)).astype(dt)
+    out = _banded.banded_solve(ab.astype(dt), flat, lower=1, upper=1)
+    return fnp.reshape(out, rhs.shape)
 
 
 def _periodic_slopes(dx: Any, dxr: Any, slope: Any, n: int) -> Any:
