@@ -386,7 +386,7 @@ def logmeanexp(x: Any, axis: Any = None, where: Any = None, keepdims: bool = Fal
     lse = logsumexp(x, axis=axis, where=where, keepdims=keepdims)
     ones = fnp.ones(fnp.shape(x), dtype=fnp.result_type(lse))
     count = fnp.sum(ones, axis=axis, where=where, keepdims=keepdims)
-    return lse - fnp.log(count)
+    return fnp.subtract(lse, fnp.log(count))  # (count is made on the default device)
 
 
 def identity(x: Any) -> Any:
@@ -458,7 +458,8 @@ def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int | Sequence
     out_axis %= out_ndim
     classes = fnp.arange(num_classes).reshape(
         (num_classes,) + (1,) * (out_ndim - 1 - out_axis))
-    return (fnp.expand_dims(x, out_axis) == classes).astype(dtype)
+    # (funcgrad's equal: the classes are made on the default device, x may be NumPy's)
+    return fnp.equal(fnp.expand_dims(x, out_axis), classes).astype(dtype)
 
 
 def dot_product_attention(query: Any, key: Any, value: Any, bias: Any = None, mask: Any = None,

@@ -178,9 +178,11 @@ def filtfilt(b: Any, a: Any, x: Any, axis: int = -1, padtype: str | None = "odd"
     shape = [1] * x.ndim
     shape[ax] = zi.shape[0]
     zi = fnp.reshape(zi, shape)
-    y, _ = lfilter(b, a, ext, axis=ax, zi=zi * _slice(ext, 0, 1, ax))
+    # (funcgrad's multiply, not the operator: zi's constants are on the default device, and
+    # NumPy input stays on the host beside them until an operation moves it)
+    y, _ = lfilter(b, a, ext, axis=ax, zi=fnp.multiply(zi, _slice(ext, 0, 1, ax)))
     y_end = _slice(y, -1, None, ax)
-    y, _ = lfilter(b, a, fnp.flip(y, axis=ax), axis=ax, zi=zi * y_end)
+    y, _ = lfilter(b, a, fnp.flip(y, axis=ax), axis=ax, zi=fnp.multiply(zi, y_end))
     y = fnp.flip(y, axis=ax)
     return _slice(y, edge, -edge, ax) if edge > 0 else y
 

@@ -505,8 +505,10 @@ def sosfiltfilt(sos: Any, x: Any, axis: int = -1, padtype: str | None = "odd",
     shape = [1] * x.ndim
     shape[ax] = 2
     zi = fnp.reshape(zi, (n, *shape))
-    y, _ = sosfilt(sos, ext, axis=ax, zi=zi * _slice(ext, 0, 1, ax))
-    y, _ = sosfilt(sos, fnp.flip(y, axis=ax), axis=ax, zi=zi * _slice(y, -1, None, ax))
+    # (funcgrad's multiply: zi's constants are on the default device, NumPy input on the host)
+    y, _ = sosfilt(sos, ext, axis=ax, zi=fnp.multiply(zi, _slice(ext, 0, 1, ax)))
+    y, _ = sosfilt(sos, fnp.flip(y, axis=ax), axis=ax,
+                   zi=fnp.multiply(zi, _slice(y, -1, None, ax)))
     y = fnp.flip(y, axis=ax)
     return _slice(y, edge, -edge, ax) if edge > 0 else y
 

@@ -138,7 +138,8 @@ def moment(a: Any, order: int = 1, axis: Any = 0, nan_policy: str = "propagate",
     x, ax, nd = _prep("moment", a, axis, nan_policy)
     omit = nan_policy == "omit"
     c = _average(x, ax, None, omit) if center is None else fnp.asarray(center).astype(x.dtype)
-    dev = x - fnp.expand_dims(c, ax) if center is None else x - c
+    # (funcgrad's subtract: a center made on the default device meets NumPy input)
+    dev = fnp.subtract(x, fnp.expand_dims(c, ax) if center is None else c)
     out = _average(dev ** int(order), ax, None, omit)
     if center is None and int(order) == 1:
         out = out * 0.0  # exactly 0, as SciPy (nan stays nan)
