@@ -153,3 +153,14 @@ def test_dot_product_attention_implementation_errors_as_jax():
     with pytest.raises(ValueError, match="Unsupported implementation option: foo"):
         nn.dot_product_attention(q, q, q, implementation="foo")
     assert nn.dot_product_attention(q, q, q, implementation="xla").shape == (1, 2, 1, 4)
+
+
+def test_one_hot_and_logmeanexp_of_numpy_inputs_under_a_device_default():
+    # their constants (the classes, the counts) are made on the default device and met NumPy
+    # input through operators, which a raw device array refuses (CuPy's, the strict one's);
+    # jax.nn.one_hot([0, 2, 1], 3) and log(mean(exp([1, 2, 3]))) = 2.3089936757762706
+    with funcgrad.default_device("strict"):
+        hot = funcgrad.nn.one_hot(np.array([0, 2, 1]), 3)
+        lme = funcgrad.nn.logmeanexp(np.array([1.0, 2.0, 3.0]))
+    assert funcgrad.to_numpy(hot).tolist() == [[1, 0, 0], [0, 0, 1], [0, 1, 0]]
+    assert float(funcgrad.to_numpy(lme)) == pytest.approx(2.3089936757762706, rel=1e-14)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import funcgrad
+import funcgrad.scipy.signal as fsg
 import funcgrad.scipy.special as fsp
 import funcgrad.scipy.stats as fst
 
@@ -45,6 +46,14 @@ CASES = {
                     [0.5547001962252294, 0.6348516283298891]),
     "linregress": (lambda: (lambda r: [r.slope, r.intercept, r.rvalue])(fst.linregress(_V, _W)),
                    [3.333333333333333, 0.666666666666667, 0.9607689228305228]),
+    "moment": (lambda: fst.moment(np.array([1.0, 2.0, 4.0]), 2), 1.5555555555555554),
+    # the initial conditions are made on the default device; the operators met NumPy input
+    "filtfilt": (lambda: fsg.filtfilt(np.array([0.2, 0.3]), np.array([1.0, -0.5]),
+                                      np.arange(8.0))[:3],
+                 [0.01147135436534874, 1.0054427087306976, 2.0021354174613952]),
+    "sosfiltfilt": (lambda: fsg.sosfiltfilt(fsg.butter(2, 0.3, output="sos"),
+                                            np.arange(20.0))[:3],
+                    [0.0001710859418089239, 0.9995562712585995, 1.9996215850786505]),
 }
 
 
