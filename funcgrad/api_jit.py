@@ -302,6 +302,54 @@ def _leaf_change(old: Any, new: Any) -> str:
     return ", ".join(bits)
 
 
+def _unusable_donations(jaxpr: Any, donated: Sequence[bool]) -> list[int]:
+    """The donated inputs no output can take the buffer of, by JAX's rule
+    (``mlir._set_up_aliases``): each output takes one donated input of its shape and dtype,
+    then the outputs left take one of their number of elements; an input the program never
+    reads is pruned, not warned about (``keep_unused=False``)."""
+    used = {v for e in jaxpr.eqns for v in e.invars if isinstance(v, Var)}
+    used.update(v for v in jaxpr.outvars if isinstance(v, Var))
+    left = [i for i, (v, d) in enumerate(zip(jaxpr.invars, donated)) if d and v in used]
+    outs = [v.aval for v in jaxpr.outvars]
+    unmatched = []
+    for a in outs:  # exact shape and dtype first, in output order
+        i = next((i for i in left if (jaxpr.invars[i].aval.shape, jaxpr.invars[i].aval.dtype)
+                  == (a.shape, a.dtype)), None)
+        if i is None:
+            unmatched.append(a)
+        else:
+            left.remove(i)
+    sizes = [a.size for a in unmatched]
+    unusable = []
+    for i in left:  # then any output of as many elements
+        size = jaxpr.invars[i].aval.size
+        if size in sizes:
+            sizes.remove(size)
+        else:
+            unusable.append(i)
+    return unusable
+
+
+def _warn_unusable_donations(name: str, jaxpr: Any, donated: Sequence[bool],
+                             labels: Sequence[str]) -> None:
+    """JAX's warning when a donated buffer cannot be reused by any output (once per compile;
+    its text starts as JAX's, so ``warnings.filterwarnings(message="Some donated buffers")``
+    written for JAX catches it)."""
+    if len(jaxpr.invars) != len(donated):
+        return
+    bad = _unusable_donations(jaxpr, donated)
+    if not bad:
+        return
+    what = ", ".join(f"{numpy.dtype(a.dtype).name}[{','.join(map(str, a.shape))}]"
+                     for a in (jaxpr.invars[i].aval for i in bad))
+    args = ", ".join(labels[i] for i in bad) if len(labels) == len(donated) else "?"
+    warnings.warn(
+        f"Some donated buffers were not usable: {what}.\njit({name}): no output of the "
+        f"same shape and dtype (or number of elements) can take the buffer of {args}; "
+        "drop it from donate_argnums / donate_argnames (see docs/jit.md)", UserWarning,
+        stacklevel=5)
+
+
 class _Entry:
     """One traced signature: the jaxpr, the output structure and (lazily) the executable."""
 
@@ -327,6 +375,8 @@ class _Entry:
     def executable(self, name: str) -> Any:
         exe = self.exe
         if exe is None:
+            if self.donated is not None:
+                _warn_unusable_donations(name, self.closed.jaxpr, self.donated, self.labels)
             exe = self.exe = _compile.compile_jaxpr(self.closed, self.donated, name)
         return exe
 

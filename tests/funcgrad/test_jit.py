@@ -550,6 +550,34 @@ def test_donated_buffer_becomes_the_output_where_shape_and_dtype_match():
     assert_allclose(g, np.cos(xs) * 2.0 - np.sin(xs))
 
 
+def _donation_warnings(f, *args, **kwargs):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        f(*args, **kwargs)
+    return [str(w.message).split("\n")[0] for w in caught
+            if "donated" in str(w.message)]
+
+
+def test_unusable_donation_warns_as_jax():
+    # JAX 0.10.2 (jax.jit, x64): each output takes one donated input of its shape and dtype,
+    # then one of its number of elements; the donated inputs left over are named in a
+    # UserWarning "Some donated buffers were not usable: float64[2,2]." (once per compile).
+    msg = "Some donated buffers were not usable: "
+    tree = {"a": dev(np.ones(3)), "b": dev(np.ones((2, 2)))}
+    upd = funcgrad.jit(lambda d: {"a": d["a"] + 1, "b": d["b"].sum()}, donate_argnums=0)
+    assert _donation_warnings(upd, tree) == [msg + "float64[2,2]."]
+    assert _donation_warnings(upd, tree) == []  # cached: warned at compile time only
+    two = funcgrad.jit(lambda x, y: x + y, donate_argnums=(0, 1))
+    assert _donation_warnings(two, dev(np.ones(3)), dev(np.ones(3))) == [msg + "float64[3]."]
+    kw = funcgrad.jit(lambda x, y: y.sum(), donate_argnames="y")
+    assert _donation_warnings(kw, dev(np.ones(3)), y=dev(np.ones(3))) == [msg + "float64[3]."]
+    # usable (no warning): same number of elements, a pass-through, an unused (pruned) input
+    for f in (lambda x, y: x.astype(np.float32), lambda x, y: x.reshape(3, 1),
+              lambda x, y: x, lambda x, y: y * 2):
+        assert _donation_warnings(funcgrad.jit(f, donate_argnums=0),
+                                  dev(np.ones(3)), dev(np.ones(3))) == []
+
+
 # ---------------------------------------------------------------------------------------------
 # generated code vs eager on random inputs
 
