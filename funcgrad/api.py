@@ -412,7 +412,9 @@ class _AuxFlat:
         """The aux pytree, given all outputs of the transformed flat function."""
         leaves = list(self.aux_leaves)
         for i, v in zip(self.aux_traced, outs[self.n_out:]):
-            leaves[i] = v
+            # a traced aux value is an array, as JAX's (the primal of a Python-scalar input,
+            # x * 2 of x = 1.0, is a Python float); untraced aux leaves stay as they are
+            leaves[i] = _as_array_out(v)
         return tree_util.tree_unflatten(self.aux_tree, leaves)
 
 

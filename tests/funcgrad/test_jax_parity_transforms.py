@@ -719,3 +719,19 @@ def test_save_anything_except_these_names_saves_unnamed_values_too() -> None:
     closed = funcgrad.make_jaxpr(funcgrad.checkpoint(f, policy=p))(w, x)
     (eqn,) = decode_closed_jaxpr(encode_closed_jaxpr(closed)).eqns
     assert eqn.params["policy"] == p
+
+
+# -- has_aux: traced aux values are arrays -------------------------------------------------------
+
+
+def test_traced_aux_of_a_python_scalar_input_is_an_array() -> None:
+    # jax.vjp(lambda x: (jnp.sin(x), x * 2), 1.0, has_aux=True)[2] == Array(2.) (not a float);
+    # jax.jacfwd/jacrev/hessian(..., has_aux=True)(1.0)[1] == Array(3.); untraced aux (3.0,
+    # "hi") stays as given
+    aux = funcgrad.vjp(lambda x: (fnp.sin(x), (x * 2, 3.0, "hi")), 1.0, has_aux=True)[2]
+    assert hasattr(aux[0], "shape") and float(aux[0]) == 2.0 and aux[1:] == (3.0, "hi")
+    for jac in (funcgrad.jacfwd, funcgrad.jacrev, funcgrad.hessian):
+        j, a = jac(lambda x: (x ** 3, x * 3), has_aux=True)(1.0)
+        assert hasattr(a, "shape") and float(a) == 3.0
+    _, _, a = funcgrad.jvp(lambda x: (x, x * 2), (1.0,), (1.0,), has_aux=True)
+    assert hasattr(a, "shape") and float(a) == 2.0
