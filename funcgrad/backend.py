@@ -391,6 +391,17 @@ _config.register_flag("jax_platforms", get_default_device, _write_platforms)
 _config.register_flag("jax_platform_name", get_default_device, _write_platforms)
 
 
+def _write_default_device(value: Any) -> None:
+    """JAX's ``jax_default_device`` (a device, or its name; None: the platform default, the
+    CPU here): where arrays made from Python data go, in this context."""
+    device = "cpu" if value is None else canonical_device(value)
+    xp_for_device(device)
+    _default_device.set(device)
+
+
+_config.register_flag("jax_default_device", get_default_device, _write_default_device)
+
+
 @contextlib.contextmanager
 def default_device(device: str) -> Iterator[None]:
     """Context manager: arrays created from scalars or lists inside go to ``device``.

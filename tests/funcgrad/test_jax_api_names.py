@@ -77,6 +77,19 @@ def test_platform_flag_sets_the_default_device() -> None:
         _fresh(config.update, "jax_platform_name", "tpu")
 
 
+def test_default_device_flag_sets_the_default_device() -> None:
+    # jax.config.update("jax_default_device", jax.devices("cpu")[0]), as scripts pin the CPU
+    def body():
+        config.update("jax_default_device", funcgrad.devices("cpu")[0])
+        first = config.read("jax_default_device"), funcgrad.default_backend()
+        config.update("jax_default_device", None)
+        return first, config.read("jax_default_device")
+
+    assert _fresh(body) == (("cpu", "cpu"), "cpu")
+    with pytest.raises(ValueError, match="unknown device"):
+        _fresh(config.update, "jax_default_device", "tpu")
+
+
 def test_accepted_flags_without_effect_check_their_values() -> None:
     _fresh(config.update, "jax_default_matmul_precision", "highest")
     with pytest.raises(ValueError, match="must be one of"):
