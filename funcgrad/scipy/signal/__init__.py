@@ -80,6 +80,7 @@ from funcgrad.scipy._signal_waveforms import (
     square,
     unit_impulse,
 )
+from funcgrad.scipy.signal import windows
 
 __all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", "detrend",
            "get_window", "stft", "istft", "csd", "welch", "periodogram", "hilbert", "lfilter",
@@ -90,7 +91,7 @@ __all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", 
            "find_peaks", "peak_prominences", "peak_widths", "argrelextrema", "argrelmax",
            "argrelmin", "PeakPropertyWarning", "upfirdn", "resample_poly", "resample",
            "chirp", "sawtooth", "square", "gausspulse", "unit_impulse", "correlation_lags",
-           "iirnotch", "iirpeak", "coherence"]
+           "iirnotch", "iirpeak", "coherence", "windows"]
 
 _MODES = ("full", "same", "valid")
 
