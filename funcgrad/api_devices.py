@@ -49,6 +49,31 @@ def _guarded(directions: tuple[str, ...], new_val: str) -> Iterator[None]:
         config.transfer_guard_level.reset(token)
 
 
+def _guard_flag(directions: tuple[str, ...]) -> tuple[Any, Any]:
+    """(read, write) of JAX's flag for ``directions`` (``jax_transfer_guard`` and its
+    one-direction forms): the level from now on in this context; read: the level, or None
+    when the directions differ."""
+    def read() -> str | None:
+        levels = dict(config.transfer_guard_level.get())
+        found = {levels.get(d, "allow") for d in directions}
+        return found.pop() if len(found) == 1 else None
+
+    def write(value: Any) -> None:
+        value = "allow" if value is None else value
+        if value not in config.TRANSFER_GUARD_LEVELS:
+            raise ValueError(f"jax_transfer_guard: the level must be one of "
+                             f"{config.TRANSFER_GUARD_LEVELS}, got {value!r}")
+        levels = dict(config.transfer_guard_level.get())
+        levels.update((d, value) for d in directions)
+        config.transfer_guard_level.set(tuple(levels.items()))
+    return read, write
+
+
+config.register_flag("jax_transfer_guard", *_guard_flag(_DIRECTIONS))
+for _d in _DIRECTIONS:
+    config.register_flag(f"jax_transfer_guard_{_d}", *_guard_flag((_d,)))
+
+
 def transfer_guard(new_val: str) -> Any:
     """Guard transfers between host and devices in the ``with`` block (``jax.transfer_guard``;
     levels ``"allow"``, ``"log"``, ``"disallow"``, ``"log_explicit"``,

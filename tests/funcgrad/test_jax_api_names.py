@@ -90,6 +90,22 @@ def test_default_device_flag_sets_the_default_device() -> None:
         _fresh(config.update, "jax_default_device", "tpu")
 
 
+def test_transfer_guard_flags_set_the_guard_levels() -> None:
+    # jax.config.update("jax_transfer_guard", "disallow") is jax.transfer_guard's setting
+    from funcgrad.config import transfer_guard_level
+
+    def body():
+        config.update("jax_transfer_guard", "disallow")
+        config.update("jax_transfer_guard_device_to_host", "log")
+        return (config.read("jax_transfer_guard"), config.read("jax_transfer_guard_host_to_device"),
+                dict(transfer_guard_level.get())["device_to_host"])
+
+    assert _fresh(body) == (None, "disallow", "log")
+    assert config.read("jax_transfer_guard") == "allow"
+    with pytest.raises(ValueError, match="must be one of"):
+        _fresh(config.update, "jax_transfer_guard", "sometimes")
+
+
 def test_accepted_flags_without_effect_check_their_values() -> None:
     _fresh(config.update, "jax_default_matmul_precision", "highest")
     with pytest.raises(ValueError, match="must be one of"):
