@@ -326,12 +326,28 @@ def _periodic_slopes(dx: Any, dxr: Any, slope: Any, n: int) -> Any:
     sl_prev = fnp.concatenate([slope[-1:], slope[:-1]])
     dxp = fnp.reshape(dx_prev, (-1,) + (1,) * (slope.ndim - 1))
     main = 2.0 * (dx_prev + dx)
-    a = fnp.diag(main) + fnp.diag(dx_prev[:-1], 1) + fnp.diag(dx[1:], -1)
-    e0 = _to(_device(dx), numpy.eye(m)[0])
-    el = _to(_device(dx), numpy.eye(m)[-1])
-    a = a + dx[0] * fnp.outer(e0, el) + dx_prev[-1] * fnp.outer(el, e0)
     rhs = 3.0 * (dxr * sl_prev + dxp * slope)
-    s = _solve(a, rhs)
+    # the cyclic tridiagonal matrix (corners dx[0] at (0, m - 1) and dx_prev[-1] at
+    # (m - 1, 0)) is a band plus u v^T: Sherman-Morrison over two banded solves, O(n)
+    # (SciPy's periodic route too), where a dense solve took O(n^3)
+    beta, alpha = dx[0], dx_prev[-1]
+    gamma = -main[0]
+    unit = numpy.zeros((2, m))
+    unit[0, 0] = unit[1, -1] = 1.0
+    e0, el = _to(_device(dx), unit[0]), _to(_device(dx), unit[1])
+    band_main = main - gamma * e0 - (alpha * beta / gamma) * el
+    zero1 = fnp.zeros_like(main[:1])
+    ab = fnp.stack([fnp.concatenate([zero1, dx_prev[:-1]]), band_main,
+                    fnp.concatenate([dx[1:], zero1])])
+    u = gamma * e0 + alpha * el
+    v = e0 + (beta / gamma) * el
+    dt = fnp.result_type(ab, rhs)
+    flat = fnp.reshape(rhs, (m, -1)).astype(dt)
+    yz = _banded.banded_solve(ab.astype(dt), fnp.concatenate([flat, u[:, None].astype(dt)], 1),
+                              lower=1, upper=1)
+    y, z = yz[:, :-1], yz[:, -1:]
+    s = y - z * (v @ y)[None, :] / (1.0 + v @ z)
+    s = fnp.reshape(s, rhs.shape)
     return fnp.concatenate([s, s[:1]])
 
 

@@ -110,12 +110,13 @@ def test_interpn_and_slinear_grid():
                     np.array([np.nan]))
 
 
-@pytest.mark.parametrize("bc", ["not-a-knot", ((2, 0.3), (1, 0.2))])
+@pytest.mark.parametrize("bc", ["not-a-knot", ((2, 0.3), (1, 0.2)), "periodic"])
 def test_cubic_spline_of_many_knots_solves_a_band(bc):
-    # the knot slopes are a tridiagonal system: one banded LU, O(n) (densely, 4000 knots
-    # took seconds; 20000 would need 3.2 GB)
-    x = np.linspace(0.0, 50.0, 4000)
+    # the knot slopes are a tridiagonal system: one banded LU, O(n) (densely, 3000 knots
+    # took seconds; 20000 would need 3.2 GB); periodic: a cyclic one, by Sherman-Morrison
+    x = np.linspace(0.0, 16 * np.pi, 2000)
     y = np.sin(x)
-    q = np.array([0.01, 7.3, 49.99])
+    y[-1] = y[0]
+    q = np.array([-1.0, 0.01, 7.3, 49.99, 52.0])
     got = fsi.CubicSpline(dev(x), dev(y), bc_type=bc)(dev(q))
     assert_allclose(got, si.CubicSpline(x, y, bc_type=bc)(q), rtol=1e-9, atol=1e-12)
