@@ -56,6 +56,14 @@ from funcgrad.scipy.stats import (  # noqa: F401
     weibull_min,
     wrapcauchy,
 )
+from funcgrad.scipy.stats._binned import (
+    BinnedStatistic2dResult,
+    BinnedStatisticddResult,
+    BinnedStatisticResult,
+    binned_statistic,
+    binned_statistic_2d,
+    binned_statistic_dd,
+)
 from funcgrad.scipy.stats._circular import boxcox, boxcox_llf, circmean, circstd, circvar
 from funcgrad.scipy.stats._contingency import (
     Chi2ContingencyResult,
@@ -190,5 +198,7 @@ __all__ = [
     "trimboth", "trim1", "SigmaclipResult", "sigmaclip", "percentileofscore",
     "scoreatpercentile", "circmean", "circvar", "circstd", "boxcox", "boxcox_llf",
     "pointbiserialr", "wasserstein_distance", "energy_distance", "combine_pvalues",
-    "false_discovery_control", "gstd", "AndersonResult", "anderson",
+    "false_discovery_control", "gstd", "AndersonResult", "anderson", "BinnedStatisticResult",
+    "binned_statistic", "BinnedStatistic2dResult", "binned_statistic_2d",
+    "BinnedStatisticddResult", "binned_statistic_dd",
 ]
