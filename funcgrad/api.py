@@ -854,11 +854,14 @@ def _vjp_parts(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pul
 
     aux_zeros = [Zero(a) for a in out_avals[flat.n_out:]]
 
-    def pull_leaves(cts: list[Any], res: list[Any] | None = None) -> Any:
+    def pull_leaves(cts: list[Any], res: list[Any] | None = None,
+                    zeros: list[bool] | None = None) -> Any:
         # Inside a shard_map body (check_vma=True): JAX's typed cotangents (see there).
         cts = vma_cotangents(cts, primals_out[:flat.n_out], "scale")
         in_cts = vma_cotangents(pull(cts + aux_zeros if aux_zeros else cts, res), p_leaves,
                                 "sum")
+        if zeros is not None:
+            zeros[:] = [type(c) is Zero for c in in_cts]
         return tree_util.tree_unflatten(p_tree, [_materialize_tangent(c) for c in in_cts])
 
     return flat, p_tree, primals_out, pull_leaves, out_avals, residuals
@@ -1103,10 +1106,14 @@ def _value_and_grad(
     allow_int: bool,
     fname: str,
     value: bool = True,
+    zeros: list[bool] | None = None,
 ) -> Callable[..., Any]:
     """:func:`value_and_grad`, its errors naming ``fname`` (the function the user called);
     with ``value=False``, :func:`grad` (the gradient alone, or ``(gradient, aux)``): built
-    here rather than by wrapping, one Python frame less per level of nested ``grad``."""
+    here rather than by wrapping, one Python frame less per level of nested ``grad``.
+    ``zeros``: a list each call fills with one flag per differentiated leaf, True where its
+    gradient is a symbolic zero (the function does not depend on it: PyTorch leaves its
+    ``.grad`` None), for ``funcgrad_nn.grad``."""
     _check_callable(fun, fname)
     argnums_t = _argnums_tuple(argnums, fname)
     single = isinstance(argnums, int | numpy.integer)
@@ -1123,7 +1130,7 @@ def _value_and_grad(
         a = _check_scalar_output(ans, holomorphic, fname)
         # The seed is built here with the output's exact dtype and shape: the pullback needs
         # no cotangent checks.
-        g = pull_leaves([_ones_like_aval(a.update(weak_type=False))])
+        g = pull_leaves([_ones_like_aval(a.update(weak_type=False))], zeros=zeros)
         g = g[0] if single else tuple(g)
         if not value:
             return (g, flat.aux(outs)) if has_aux else g

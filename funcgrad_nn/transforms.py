@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import re
 import warnings
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -32,6 +33,7 @@ import numpy as np
 import funcgrad
 from funcgrad import numpy as fnp
 from funcgrad import tree_util
+from funcgrad.api import _value_and_grad
 from funcgrad.backend import device_of, is_writeable
 from funcgrad.core import is_tracer
 from funcgrad.debug.nans import nans_enabled
@@ -223,10 +225,75 @@ def torch_cotangents(tree: Any) -> Any:
         tree)
 
 
-def _module_grads(treedef: Any, grad_slots: list[int | None], grads: list[Any]) -> Module:
-    """The module-shaped gradients: each variable's gradient at its first trainable name."""
-    return tree_util.tree_unflatten(treedef, [None if s is None else grads[s]
-                                              for s in grad_slots])
+def _module_grads(treedef: Any, grad_slots: list[int | None], grads: list[Any],
+                  zeros: Sequence[bool] = ()) -> Module:
+    """The module-shaped gradients: each variable's gradient at its first trainable name;
+    ``zeros`` flags the variables whose gradient is a symbolic zero (recorded, see
+    :func:`no_grad_leaves`)."""
+    out = tree_util.tree_unflatten(treedef, [None if s is None else grads[s]
+                                             for s in grad_slots])
+    if any(zeros):
+        used = [s for s in grad_slots if s is not None]
+        _NO_GRAD[out] = frozenset(i for i, s in enumerate(used) if zeros[s])
+    return out
+
+
+# A module-shaped gradient -> the positions (in its tree_leaves) of the trainable parameters
+# the function does not depend on. Their gradient is a symbolic zero, for which PyTorch leaves
+# p.grad None and its optimizers skip the parameter (no step, no weight decay, no state). The
+# leaves stay zero arrays, so tree_leaves(grads) keeps lining up with model.parameters() and
+# gradients add up as pytrees; the record is kept beside the module, not in its pytree
+# structure, so a tree_map over gradients whose parameter use differs is not a structure
+# mismatch (its result has no record: every zero is then a gradient, as before).
+_NO_GRAD: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def no_grad_leaves(grads: Any) -> frozenset[int]:
+    """The positions, in ``tree_leaves(grads)``, of the parameters a module-shaped gradient
+    from ``nn.grad``/``nn.value_and_grad`` holds zeros for because the loss does not depend
+    on them (PyTorch's ``p.grad is None``); empty for anything else.
+
+    >>> import numpy as np, funcgrad_nn as nn
+    >>> m = nn.Sequential(nn.Linear(2, 1), nn.Linear(2, 1))
+    >>> g = nn.grad(lambda m: m[0](np.ones((1, 2), np.float32)).sum())(m)
+    >>> sorted(no_grad_leaves(g)), g[1].weight
+    ([2, 3], array([[0., 0.]], dtype=float32))
+    """
+    try:
+        return _NO_GRAD.get(grads, frozenset())
+    except TypeError:  # unhashable
+        return frozenset()
+
+
+class _NoGradMarks:
+    """The no-gradient records of the Modules in a jitted function's output, carried out of
+    ``funcgrad.jit`` as static structure (a pytree node without children)."""
+
+    __slots__ = ("marks",)
+
+    def __init__(self, marks: tuple[tuple[int, frozenset[int]], ...]) -> None:
+        self.marks = marks
+
+
+tree_util.register_pytree_node(_NoGradMarks, lambda m: ((), m.marks),
+                               lambda marks, _: _NoGradMarks(marks))
+
+
+def _is_module(x: Any) -> bool:
+    return isinstance(x, Module)
+
+
+def _take_marks(out: Any) -> _NoGradMarks:
+    nodes = tree_util.tree_leaves(out, is_leaf=_is_module)
+    return _NoGradMarks(tuple((i, no_grad_leaves(m)) for i, m in enumerate(nodes)
+                              if isinstance(m, Module) and no_grad_leaves(m)))
+
+
+def _put_marks(out: Any, marks: _NoGradMarks) -> None:
+    if marks.marks:
+        nodes = tree_util.tree_leaves(out, is_leaf=_is_module)
+        for i, m in marks.marks:
+            _NO_GRAD[nodes[i]] = m
 
 
 def _step_key(args: tuple, kwargs: dict) -> Any:
@@ -326,14 +393,16 @@ def value_and_grad(fn: Callable[..., Any], argnums: int | Sequence[int] = 0,
 
         one_element: list[tuple[int, ...]] = []
         diff_args = [args[a - 1] for a in others]
-        (value, (aux, bufs)), gs = funcgrad.value_and_grad(
-            inner, argnums=tuple(range(1 + len(others))), has_aux=True)(trainable, *diff_args)
+        zeros: list[bool] = []
+        (value, (aux, bufs)), gs = _value_and_grad(
+            inner, tuple(range(1 + len(others))), True, False, False, "value_and_grad",
+            zeros=zeros)(trainable, *diff_args)
         if one_element:
             value = fnp.reshape(value, one_element[-1])
         gs = torch_cotangents(gs)
         _write_back(model, bufs)
         by_num = {a: g for a, g in zip(others, gs[1:])}
-        by_num[0] = _module_grads(treedef, grad_slots, gs[0])
+        by_num[0] = _module_grads(treedef, grad_slots, gs[0], zeros[:len(trainable)])
         grads = by_num[nums[0]] if single else tuple(by_num[a] for a in nums)
         return ((value, aux), grads) if has_aux else (value, grads)
 
@@ -507,7 +576,7 @@ def jit(fn: Callable[..., Any] | None = None, **jit_kwargs: Any) -> Any:
         _collect(args)
         out = _call_user(fn, *args, **kwargs)
         bufs = {i: _buffer_dict(a, writes=True) for i, a in enumerate(args) if isinstance(a, Module)}
-        return out, bufs
+        return out, bufs, _take_marks(out)
 
     def probing(*args: Any, **kwargs: Any) -> Any:
         token = F.implicit_key.set(F.PROBE)
@@ -555,15 +624,16 @@ def jit(fn: Callable[..., Any] | None = None, **jit_kwargs: Any) -> Any:
         call_args = [_dedup(a) for a in args]
         if not needs_key[0]:
             try:
-                out, bufs = jitted(*call_args, **kwargs)
+                out, bufs, marks = jitted(*call_args, **kwargs)
             except F.NeedsImplicitKey:
                 needs_key[0] = True
                 jitted_by_autocast.clear()
                 jitted = jitted_by_autocast[key] = make(key)
         if needs_key[0]:
-            out, bufs = jitted(_step_key(args, kwargs), *call_args, **kwargs)
+            out, bufs, marks = jitted(_step_key(args, kwargs), *call_args, **kwargs)
         for i, d in bufs.items():
             _write_back(args[i], d)
+        _put_marks(out, marks)
         return out
 
     return wrapped

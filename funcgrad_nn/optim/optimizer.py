@@ -35,6 +35,7 @@ from funcgrad_nn.optim._transform import (
     chain,
     scale,
 )
+from funcgrad_nn.transforms import no_grad_leaves
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "RMSprop", "Adagrad", "NAdam", "RAdam",
            "Adadelta", "ASGD", "Rprop", "SparseAdam", "Adafactor", "Muon", "Lion",
@@ -617,6 +618,17 @@ class Optimizer:
     def _align_grads(self, grads: Any) -> list[Any]:
         params = self._params()
         n = len(params)
+        flat = self._align_grad_leaves(grads, params, n)
+        unused = no_grad_leaves(grads)
+        if unused:
+            # parameters the loss does not depend on (nn.grad's symbolic zeros): PyTorch's
+            # p.grad is None, and its optimizers skip them (no step, decay or state)
+            leaves = tree_util.tree_leaves(grads)
+            ids = {id(leaves[i]) for i in unused if i < len(leaves)}
+            flat = [None if g is not None and id(g) in ids else g for g in flat]
+        return flat
+
+    def _align_grad_leaves(self, grads: Any, params: list[Any], n: int) -> list[Any]:
         if is_array(grads) and n == 1:
             grads = [grads]
         by_name = None

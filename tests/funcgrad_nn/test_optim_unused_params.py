@@ -1,0 +1,94 @@
+"""Parameters the loss does not depend on (a submodule run under no_grad, one never called):
+PyTorch leaves their .grad None and its optimizers skip them: no step, no weight decay, no
+state. nn.grad gives them zero arrays (so tree_leaves(grads) stays aligned with
+model.parameters()) and records them; the optimizers skip them as PyTorch does. Reference
+values: torch 2.13, fixtures/make_unused_param_fixtures.py."""
+
+import numpy as np
+import pytest
+
+import funcgrad_nn as nn
+from funcgrad import tree_util
+from funcgrad_nn import optim
+from funcgrad_nn.transforms import no_grad_leaves
+
+W = {"a.weight": [[0.5, -0.25, 0.125], [1.0, 0.75, -0.5]], "a.bias": [0.1, -0.2],
+     "frozen_run.weight": [[0.2, 0.3, -0.1]], "frozen_run.bias": [0.4],
+     "never.weight": [[1.5, -1.0, 0.5]], "never.bias": [-0.3],
+     "b.weight": [[0.3, -0.7]], "b.bias": [0.05]}
+X = np.array([[1.0, 2.0, -1.0], [0.5, -1.5, 2.0], [-1.0, 0.0, 1.0], [2.0, 1.0, 0.0]])
+
+TORCH = {
+    "adamw": {"a.weight": [[0.6842845875891405, 0.05305628135223913, -0.15589496431880023],
+                           [0.5744096467647901, 0.35788781508714135, -0.14509994025380996]],
+              "a.bias": [-0.04525684501304997, 0.10731069860802611],
+              "b.weight": [[0.25670575774694626, -0.3264924702811215]],
+              "b.bias": [-0.07275045413353542]},
+    "sgd": {"a.weight": [[0.5646184917892465, -0.08969141684854809, -0.02314436784037643],
+                         [0.9359136020168347, 0.6828325969853303, -0.4315410414723281]],
+            "a.bias": [0.08427285666710072, -0.16664354446769925],
+            "b.weight": [[0.23970317743710645, -0.08193313538453842]],
+            "b.bias": [-0.06401770423826222]},
+}
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(3, 2)
+        self.frozen_run = nn.Linear(3, 1)
+        self.never = nn.Linear(3, 1)
+        self.b = nn.Linear(2, 1)
+
+    def forward(self, x):
+        with nn.no_grad():
+            side = self.frozen_run(x)
+        return self.b(nn.F.tanh(self.a(x))) + 0.0 * side
+
+
+def _net():
+    m = Net().double()
+    m.load_state_dict({k: np.array(v) for k, v in W.items()})
+    return m
+
+
+def _loss(m):
+    return (m(X) ** 2).mean()
+
+
+@pytest.mark.parametrize("name,cls,kw,jit", [
+    ("adamw", optim.AdamW, dict(lr=0.1, weight_decay=0.5), False),
+    ("adamw", optim.AdamW, dict(lr=0.1, weight_decay=0.5), True),
+    ("sgd", optim.SGD, dict(lr=0.1, momentum=0.9, weight_decay=0.1), False),
+])
+def test_optimizers_skip_parameters_without_gradient(name, cls, kw, jit):
+    m = _net()
+    opt = cls(m.parameters(), **kw)
+    step = nn.value_and_grad(_loss)
+    if jit:
+        step = nn.jit(step)
+    for _ in range(3):
+        _, g = step(m)
+        opt.step(g)
+    got = m.state_dict()
+    for k, v in TORCH[name].items():
+        np.testing.assert_allclose(got[k], v, rtol=1e-12, atol=1e-15)
+    for k in ("frozen_run.weight", "frozen_run.bias", "never.weight", "never.bias"):
+        np.testing.assert_array_equal(got[k], W[k])
+    assert len(opt.state) == 4  # as torch: no state for the skipped parameters
+
+
+def test_gradients_stay_aligned_zeros_and_records_do_not_survive_tree_map():
+    m = _net()
+    g = nn.grad(_loss)(m)
+    leaves = tree_util.tree_leaves(g)
+    assert len(leaves) == len(list(m.parameters()))
+    assert sorted(no_grad_leaves(g)) == [2, 3, 4, 5]
+    np.testing.assert_array_equal(g.never.weight, np.zeros((1, 3)))
+    # a gradient that is computed from (here: a sum of two) is a plain pytree: every zero in
+    # it counts as a gradient, as the gradients of two losses added up may use any parameter
+    total = tree_util.tree_map(lambda a, b: a + b, g, g)
+    assert no_grad_leaves(total) == frozenset()
+    # a parameter used through a multiplication by zero has a (zero) gradient, as in torch
+    g0 = nn.grad(lambda m: _loss(m) + 0.0 * m.never(X).sum())(m)
+    assert sorted(no_grad_leaves(g0)) == [2, 3]
