@@ -32,7 +32,9 @@ def promote(name: str, *args: Any) -> list[Any]:
 def standardize(x: Any, loc: Any, scale: Any) -> Any:
     # A nonpositive scale gives nan results (SciPy's): dividing by nan instead of by it
     # carries them through the formulas silently (0 would warn: inf - inf, 0 * inf).
-    return (x - loc) / fnp.where(scale > 0, scale, numpy.nan)
+    # (funcgrad's operations, not NumPy's operators: on 0-d host arrays those give a NumPy
+    # scalar, which a later operation alone would put on the default device)
+    return fnp.divide(fnp.subtract(x, loc), fnp.where(fnp.greater(scale, 0), scale, numpy.nan))
 
 
 def half_line_args(name: str, x: Any, loc: Any, scale: Any, *shapes: Any) -> tuple[Any, ...]:

@@ -47,6 +47,10 @@ CASES = {
     "linregress": (lambda: (lambda r: [r.slope, r.intercept, r.rvalue])(fst.linregress(_V, _W)),
                    [3.333333333333333, 0.666666666666667, 0.9607689228305228]),
     "moment": (lambda: fst.moment(np.array([1.0, 2.0, 4.0]), 2), 1.5555555555555554),
+    # (standardize's operators gave NumPy scalars for 0-d input, which then went alone to the
+    # default device; scipy.stats.chisquare([0.1, ..., 0.9]) below)
+    "chisquare": (lambda: (lambda r: [r.statistic, r.pvalue])(fst.chisquare(
+        np.linspace(0.1, 0.9, 6))), [0.8960000000000001, 0.9705105499856207]),
     # the initial conditions are made on the default device; the operators met NumPy input
     "filtfilt": (lambda: fsg.filtfilt(np.array([0.2, 0.3]), np.array([1.0, -0.5]),
                                       np.arange(8.0))[:3],
