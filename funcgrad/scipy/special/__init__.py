@@ -165,6 +165,7 @@ from funcgrad.scipy.special._spherical_bessel import (
     spherical_kn,
     spherical_yn,
 )
+from funcgrad.scipy.special._struve import modstruve, struve
 from funcgrad.scipy.special._student_t import _t_cdf_sf as _t_cdf_sf
 from funcgrad.scipy.special._student_t import _t_quantile as _t_quantile
 from funcgrad.scipy.special._student_t import stdtr, stdtrit
@@ -193,4 +194,5 @@ __all__ = [
     "jv", "yv", "iv", "kv", "ive", "kve", "shichi", "airy", "airye",
     "spherical_jn", "spherical_yn", "spherical_in", "spherical_kn", "jn", "yn", "kn", "jve",
     "yve", "erfi", "voigt_profile", "perm", "powm1", "ellipj",
+    "struve", "modstruve",
 ]
