@@ -490,17 +490,21 @@ def _big(av: Any, x: Any, ratio: float) -> Any:
     return (x > _BIG_X) & (av * av < 2.0 * ratio * x)
 
 
+def _by_region(av: Any, x: Any, ratio: float, method: Any, hankel: Any) -> tuple:
+    """``method(av, x)`` (Temme's) or Hankel's series where :func:`_big` (each on stand-ins
+    off its lanes), output by output."""
+    fnp = _fnpm
+    big = _big(av, x, ratio)
+    near = method(fnp.where(big, 0.0, av), fnp.where(big, 1.0, x))
+    far = hankel(fnp.where(big, av, 0.0), fnp.where(big, x, 2.0 * _BIG_X))
+    return tuple(fnp.where(big, f, n) for n, f in zip(near, far))
+
+
 def _ik_values(v: Any, x: Any) -> tuple[Any, Any, Any, Any]:
     """(I_v e^-x, K_v e^x, I'_v e^-x, K'_v e^x) for real v, x > 0 (float64)."""
     fnp = _fnpm
     av = fnp.abs(v)
-    big = _big(av, x, 2.0)
-    xs = fnp.where(big, 1.0, x)
-    ri, rk, rip, rkp = _bessik_scaled(fnp.where(big, 0.0, av), xs)
-    xb = fnp.where(big, x, 2.0 * _BIG_X)
-    hi, hk, hip, hkp = _hankel_ik(fnp.where(big, av, 0.0), xb)
-    ri, rk = fnp.where(big, hi, ri), fnp.where(big, hk, rk)
-    rip, rkp = fnp.where(big, hip, rip), fnp.where(big, hkp, rkp)
+    ri, rk, rip, rkp = _by_region(av, x, 2.0, _bessik_scaled, _hankel_ik)
     # I_-v = I_v + (2/pi) sin(pi v) K_v (K_-v = K_v); scaled: the K term carries e^-2x
     s, _ = _sin_cos_pi(av)
     neg = (v < 0) & (s != 0)
@@ -514,13 +518,7 @@ def _jy_values(v: Any, x: Any) -> tuple[Any, Any, Any, Any]:
     """(J_v, Y_v, J'_v, Y'_v) for real v, x > 0 (float64)."""
     fnp = _fnpm
     av = fnp.abs(v)
-    big = _big(av, x, 4.0)
-    xs = fnp.where(big, 1.0, x)
-    j, y, jp, yp = _bessjy(fnp.where(big, 0.0, av), xs)
-    xb = fnp.where(big, x, 2.0 * _BIG_X)
-    hj, hy, hjp, hyp = _hankel_jy(fnp.where(big, av, 0.0), xb)
-    j, y = fnp.where(big, hj, j), fnp.where(big, hy, y)
-    jp, yp = fnp.where(big, hjp, jp), fnp.where(big, hyp, yp)
+    j, y, jp, yp = _by_region(av, x, 4.0, _bessjy, _hankel_jy)
     # J_-v = cos(pi v) J_v - sin(pi v) Y_v, Y_-v = sin(pi v) J_v + cos(pi v) Y_v
     s, c = _sin_cos_pi(av)
     neg = v < 0

@@ -75,10 +75,16 @@ def comb(N: Any, k: Any, *, exact: bool = False, repetition: bool = False) -> An
         # comb(N + k - 1, k), with SciPy's special case: choosing 0 of N >= 0 things is 1.
         empty = (k_ == 0) & (n_ >= 0)
         return _fnpm.where(empty, 1.0, comb(n_ + k_ - 1.0, k_))
+    return _count(n_, k_, choose=True)
+
+
+def _count(n_: Any, k_: Any, choose: bool) -> Any:
+    """N! / ((N - k)! k!) (``choose``) or N! / (N - k)!, 0 unless 0 <= k <= N."""
     ok = (k_ <= n_) & (n_ >= 0) & (k_ >= 0)
     ns = _fnpm.where(ok, n_, 1.0)
     ks = _fnpm.where(ok, k_, 0.0)
-    val = _exp_gammaln_diff(ns + 1.0, [ks + 1.0, ns - ks + 1.0])
+    den = [ks + 1.0, ns - ks + 1.0] if choose else [ns - ks + 1.0]
+    val = _exp_gammaln_diff(ns + 1.0, den)
     # Integral arguments have an integral count: round away exp/log's last-digit noise
     # (the derivative is that of the smooth formula).
     integral = (ns == _fnpm.floor(ns)) & (ks == _fnpm.floor(ks))
@@ -100,13 +106,7 @@ def perm(N: Any, k: Any, exact: bool = False) -> Any:  # noqa: N803
         raise ValueError("perm: exact=True (arbitrary-precision integers) is not supported; "
                          "use exact=False (floating point)")
     n_, k_ = _floats("perm", N, k)
-    n_, k_ = _fnpm.asarray(n_), _fnpm.asarray(k_)
-    ok = (k_ <= n_) & (n_ >= 0) & (k_ >= 0)
-    ns = _fnpm.where(ok, n_, 1.0)
-    ks = _fnpm.where(ok, k_, 0.0)
-    val = _exp_gammaln_diff(ns + 1.0, [ns - ks + 1.0])
-    integral = (ns == _fnpm.floor(ns)) & (ks == _fnpm.floor(ks))
-    return _fnpm.where(ok, _round_integral(val, integral), 0.0)
+    return _count(_fnpm.asarray(n_), _fnpm.asarray(k_), choose=False)
 
 
 def binom(n: Any, k: Any) -> Any:
