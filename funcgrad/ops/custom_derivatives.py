@@ -69,6 +69,7 @@ from funcgrad.ir import ClosedJaxpr, Jaxpr, Var, eval_jaxpr
 from funcgrad.jaxpr_codec import Codec, Decoder, Encoder, ExportError, register_param_codec
 from funcgrad.ops._batching_util import bdim_at_front, moveaxis_to_front
 from funcgrad.ops.elementwise import convert_element_type
+from funcgrad.ops.reductions import reduce_sum
 
 __all__ = [
     "custom_jvp",
@@ -1281,10 +1282,24 @@ jvp_rules[custom_vjp_call_p] = _custom_vjp_call_jvp
 backward_pass_primitives.add(custom_vjp_call_p)
 
 
+def _summed_cotangent(c: Any, d: int | None) -> Any:
+    """The cotangent of an unbatched operand from the batched one ``c`` (batch axis ``d``)."""
+    if d is None or type(c) is Zero:
+        return c
+    a = get_aval(c)
+    if a.dtype == float0:  # an integer operand's: zeros, one example's shape
+        return _zeros_of(a.update(shape=a.shape[:d] + a.shape[d + 1:]))
+    return reduce_sum(c, (d,))
+
+
 def _custom_vjp_call_batch(axis_size, vals, dims, *, fun, fwd, bwd, num_consts):
     n = axis_size
     vals = [moveaxis_to_front(v, d) for v, d in zip(vals, dims)]
     dims = [None if d is None else 0 for d in dims]
+    # bwd gives one cotangent per inexact argument (the lifted closure values come first and
+    # get none)
+    ct_dims = [d for v, d in zip(vals[num_consts:], dims[num_consts:])
+               if _is_inexact(get_aval(v))]
 
     def bfun(*ops: Any) -> list[Any]:
         outs, odims = batching.batch_flat(lambda *a: _call(fun, a), list(ops), dims, n)
@@ -1318,7 +1333,10 @@ def _custom_vjp_call_batch(axis_size, vals, dims, *, fun, fwd, bwd, num_consts):
         live_cts = [c for c, lv in zip(cts, live) if lv]
         outs, odims = batching.batch_flat(flat, list(res) + live_cts,
                                           [0] * (nr + len(live_cts)), n)
-        return _to_front(outs, odims, n)
+        # An operand the call keeps unbatched (a closed-over or in_axes=None value) gets the
+        # sum of its examples' cotangents (JAX's batch_custom_vjp_bwd), not all of them.
+        return [bdim_at_front(o, od, n) if d is not None else _summed_cotangent(o, od)
+                for o, od, d in zip(outs, odims, ct_dims)]
 
     bfun.__name__ = f"vmap({_fun_name(fun)})"
     bfwd.__name__ = f"vmap({_fun_name(fwd)})"

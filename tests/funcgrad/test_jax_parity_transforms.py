@@ -735,3 +735,52 @@ def test_traced_aux_of_a_python_scalar_input_is_an_array() -> None:
         assert hasattr(a, "shape") and float(a) == 3.0
     _, _, a = funcgrad.jvp(lambda x: (x, x * 2), (1.0,), (1.0,), has_aux=True)
     assert hasattr(a, "shape") and float(a) == 2.0
+
+
+# -- custom_vjp under vmap: an unbatched argument's cotangent is summed over the batch ----------
+
+
+def _scaled_k():
+    @funcgrad.custom_vjp
+    def k(x, n, w):
+        return x * n * w
+
+    k.defvjp(lambda x, n, w: (k(x, n, w), (x, n, w)),
+             lambda r, g: (fnp.sum(g * r[2]) * r[1] * 7.0, None, g * r[0] * r[1]))
+    return k
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_custom_vjp_vmap_cotangent_of_an_unbatched_argument_is_summed(jit) -> None:
+    # JAX 0.10.2: x unbatched (closed over, or in_axes=None), w batched through a closure:
+    # jax.grad(lambda x, w: jax.vmap(lambda y: k(x, 2, w * y))(ys).sum(), (0, 1))(3., [1, 2])
+    # == (252., [36., 36.]); funcgrad gave x's cotangent per example (shape (3,))
+    k = _scaled_k()
+    ys = dev(np.array([1.0, 2.0, 3.0]))
+    g = funcgrad.grad(lambda x, w: funcgrad.vmap(lambda y: k(x, 2, w * y))(ys).sum(), (0, 1))
+    gx, gw = (funcgrad.jit(g) if jit else g)(3.0, dev(np.array([1.0, 2.0])))
+    assert np.shape(gx) == () and float(gx) == 252.0
+    np.testing.assert_allclose(host(gw), [36.0, 36.0])
+    # in_axes=(None, None, 0): (35., [[6, 6], [6, 6]])
+    gx, gw = funcgrad.grad(lambda x, w: funcgrad.vmap(k, in_axes=(None, None, 0))(x, 2, w).sum(),
+                           (0, 1))(3.0, dev(np.array([[1.0, -1.0], [2.0, 0.5]])))
+    assert np.shape(gx) == () and float(gx) == 35.0
+    np.testing.assert_allclose(host(gw), [[6.0, 6.0], [6.0, 6.0]])
+
+
+def test_custom_vjp_closing_over_a_vmapped_value() -> None:
+    # jax.grad(lambda x: jax.vmap(lambda y: mk(y)(x))(jnp.array([1., 2.])).sum())(3.) == 14.
+    # for mk(y) a custom_vjp x * y whose bwd is g * 7 (funcgrad gave [7., 7.])
+    def mk(y):
+        @funcgrad.custom_vjp
+        def k(x):
+            return x * y
+
+        k.defvjp(lambda x: (k(x), x), lambda r, g: (g * 7.0,))
+        return k
+
+    ys = dev(np.array([1.0, 2.0]))
+    g = funcgrad.grad(lambda x: funcgrad.vmap(lambda y: mk(y)(x))(ys).sum())(3.0)
+    assert np.shape(g) == () and float(g) == 14.0
+    np.testing.assert_allclose(host(funcgrad.jacrev(
+        lambda x: funcgrad.vmap(lambda y: mk(y)(x))(ys))(3.0)), [7.0, 7.0])
