@@ -48,6 +48,7 @@ def _expn_values(n: Any, x: Any) -> Any:
     total = fnp.where(nm1 != 0, 1.0 / fnp.where(nm1 != 0, nm1, 1.0), -log_x - _EULER)
     psi_n = _sp.digamma(n_s)
     b = fnp.where(series, 1.0, x_s + n_s)
+    x_ser = fnp.where(series, x_s, 0.0)  # the series' powers on its own lanes (x^k overflows)
     init = (_counter(x_s), fnp.ones_like(x_s), total, b,
             fnp.full_like(x_s, 1.0 / tiny), 1.0 / b, 1.0 / b, fnp.logical_not(valid))
 
@@ -58,7 +59,7 @@ def _expn_values(n: Any, x: Any) -> Any:
         i, fact, total, b, c, d, h, done = s
         k = i + 1
         kf = fnp.asarray(k, dtype=_F64)
-        fact = fact * (-x_s / kf)
+        fact = fact * (-x_ser / kf)
         special = kf == nm1
         den = fnp.where(special, 1.0, kf - nm1)
         term = fnp.where(special, fact * (psi_n - log_x), -fact / den)
