@@ -59,7 +59,10 @@ class PackedSequence:
                  unsorted_indices: Any = None) -> None:
         if is_tracer(batch_sizes) or is_tracer(sorted_indices) or is_tracer(unsorted_indices):
             raise TypeError("PackedSequence: batch_sizes and the indices must be concrete "
-                            "(host) integers, not traced values")
+                            "(host) integers, not traced values: under jit (nn.jit, or "
+                            "Trainer/fit, which compile the step by default) run eagerly "
+                            "(Trainer(..., jit=False)) or give the recurrent layer the "
+                            "padded batch and lengths= instead of a PackedSequence")
         self.data = data
         self._batch_sizes = tuple(int(b) for b in numpy.asarray(batch_sizes).reshape(-1))
         if sorted_indices is not None and unsorted_indices is None:
@@ -224,8 +227,11 @@ def _host_lengths(lengths: Any, fname: str) -> numpy.ndarray:
                               and any(is_tracer(v) for v in lengths)):
         raise TypeError(f"{fname}: lengths must be concrete host integers (a list or a NumPy "
                         "array), not a traced value: they fix the shapes of the packed data. "
-                        "Under jit, pack outside the jitted function, or give the recurrent "
-                        "layer the padded batch and lengths= (traced lengths are fine there)")
+                        "Under jit (nn.jit, or Trainer/fit, which compile the step by "
+                        "default), either run eagerly (Trainer(..., jit=False), "
+                        "fit(..., jit=False)) or pack outside the jitted function, or give "
+                        "the recurrent layer the padded batch and lengths= instead of "
+                        "packing (traced lengths are fine there: one compiled program)")
     lens = numpy.asarray(funcgrad.to_numpy(lengths) if hasattr(lengths, "shape") else lengths)
     # whole-numbered floats (a float lengths tensor) are counts too, as PyTorch casts them;
     # a fractional one is refused rather than truncated

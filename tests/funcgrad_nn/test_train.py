@@ -408,3 +408,38 @@ def test_host_batches_follow_the_model_to_its_device():
     with pytest.raises(Exception, match="different devices"):
         Trainer(model, nn.CrossEntropyLoss(), nn.optim.SGD(model.parameters(), lr=0.1),
                 progress=False, device="cpu").fit(loader, epochs=1)
+
+
+class _PackedLSTM(nn.Module):
+    """A ported PyTorch model packing its variable-length batch inside forward."""
+
+    def __init__(self, pack):
+        super().__init__()
+        self.pack = pack
+        self.rnn, self.fc = nn.LSTM(3, 4, batch_first=True), nn.Linear(4, 2)
+
+    def forward(self, x, lens):
+        if self.pack:
+            x = nn.utils.rnn.pack_padded_sequence(x, lens, batch_first=True,
+                                                  enforce_sorted=False)
+            _, (h, _) = self.rnn(x)
+        else:
+            _, (h, _) = self.rnn(x, lengths=lens)
+        return self.fc(h[-1])
+
+
+def test_packing_inside_a_jitted_trainer_step_names_both_ways_out():
+    # Trainer compiles the step by default, so the lengths batch is traced and cannot fix
+    # the packed shapes: the error names Trainer(jit=False) and the layer's lengths=.
+    x = np.random.default_rng(0).normal(size=(4, 5, 3)).astype(np.float32)
+    lens, y = np.array([5, 2, 3, 1]), np.zeros(4, np.int64)
+    batches = [(dev(x), dev(lens), dev(y))]
+    m = _PackedLSTM(pack=True)
+    with pytest.raises(TypeError, match=r"(?s)lengths must be concrete.*jit=False.*lengths="):
+        fit(m, nn.CrossEntropyLoss(), nn.optim.SGD(m.parameters(), lr=0.1), batches,
+            epochs=1, progress=False)
+    for pack, jit in ((True, False), (False, True)):  # both ways out train
+        m = _PackedLSTM(pack)
+        h = fit(m, nn.CrossEntropyLoss(), nn.optim.SGD(m.parameters(), lr=0.1), batches,
+                epochs=1, progress=False, jit=jit)
+        assert np.isfinite(h["loss"][-1])
