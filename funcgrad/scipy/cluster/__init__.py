@@ -1,5 +1,6 @@
 """funcgrad.scipy.cluster: ``vq`` (vector quantization), as ``scipy.cluster`` and
-``jax.scipy.cluster``.
+``jax.scipy.cluster``; SciPy's ``hierarchy`` (``linkage``, ``fcluster``, ``leaves_list``,
+``cophenet``).
 
 Example:
     >>> import numpy as np
@@ -8,6 +9,6 @@ Example:
     array([0, 1], dtype=int32)
 """
 
-from funcgrad.scipy.cluster import vq  # noqa: F401
+from funcgrad.scipy.cluster import hierarchy, vq  # noqa: F401
 
-__all__ = ["vq"]
+__all__ = ["vq", "hierarchy"]
