@@ -14,7 +14,7 @@ from funcgrad.avals import get_aval
 from funcgrad.core import Tracer
 from funcgrad.lax import while_loop
 from funcgrad.ops import special as _sp
-from funcgrad.ops.custom_derivatives import custom_jvp
+from funcgrad.ops.custom_derivatives import SymbolicZero, custom_jvp
 from funcgrad.scipy.special._common import (
     _F64,
     _back,
@@ -350,9 +350,18 @@ def _igam_jvp(which: int, primals: tuple, tangents: tuple) -> tuple[Any, Any]:
     (a, x), (ta, tx) = primals, tangents
     # The derivative in a differentiates the series / continued fraction itself (forward mode
     # through the loop, which converges with the values); the one in x is closed form.
-    out, t_a = _jvp(lambda a_: _igam_values(a_, x, shadow=True)[which], (a,), (ta,))
+    # Symbolic zeros: an argument not differentiated adds nothing, as in JAX. Multiplying
+    # its zero tangent instead would give 0 * inf = nan where the density is infinite
+    # (x = 0, a < 1) when only a is differentiated.
+    if type(ta) is SymbolicZero:
+        out, t_a = _igam_values(a, x)[which], None
+    else:
+        out, t_a = _jvp(lambda a_: _igam_values(a_, x, shadow=True)[which], (a,), (ta,))
+    if type(tx) is SymbolicZero:
+        return out, t_a
     t_x = _ew.mul(tx, _igam_density(a, x))
-    return out, _ew.add(t_a, t_x if which == 0 else _ew.neg(t_x))
+    t_x = t_x if which == 0 else _ew.neg(t_x)
+    return out, t_x if t_a is None else _ew.add(t_a, t_x)
 
 
 @custom_jvp
@@ -365,8 +374,8 @@ def _gammaincc(a: Any, x: Any) -> Any:
     return _igam_values(a, x)[1]
 
 
-_gammainc.defjvp(functools.partial(_igam_jvp, 0))
-_gammaincc.defjvp(functools.partial(_igam_jvp, 1))
+_gammainc.defjvp(functools.partial(_igam_jvp, 0), symbolic_zeros=True)
+_gammaincc.defjvp(functools.partial(_igam_jvp, 1), symbolic_zeros=True)
 
 
 @custom_jvp

@@ -105,6 +105,17 @@ def test_gammainc_derivative_in_x_under_transforms():
     check_grads(lambda x: fsp.gammainc(a, x), (x,), order=3)
 
 
+def test_gammainc_derivative_in_a_at_x_zero_is_zero():
+    # P(a, 0) = 0 for every a > 0, so d/da is 0 (JAX 0.10.2: jvp in a gives 0.0 / -0.0);
+    # the x term, whose density is infinite at x = 0 for a < 1, must not enter as 0 * inf.
+    a, x = dev(np.array([0.5, 1.5, 0.25])), dev(np.zeros(3))
+    for f in (fsp.gammainc, fsp.gammaincc):
+        out, t = funcgrad.jvp(lambda a_, f=f: f(a_, x), (a,), (dev(np.ones(3)),))
+        assert_allclose(t, np.zeros(3))
+        g = funcgrad.jit(funcgrad.vmap(funcgrad.grad(f)))(a, x)
+        assert_allclose(g, np.zeros(3))
+
+
 @pytest.mark.parametrize("a,x", [(0.5, 0.1), (2.0, 1.5), (7.3, 2.0),     # series branch
                                  (1.0, 2.5), (3.0, 10.0), (0.3, 30.0),    # continued fraction,
                                  (30.0, 45.0), (5.0, 6.5)])                 # integer a included
