@@ -1,7 +1,8 @@
 """More of optax's top level: ``named_chain``, the moment helpers (``bias_correction``,
 ``update_moment``, ``update_moment_per_elem_norm``, ``update_infinity_moment``),
 ``normalize_by_update_norm`` and the optimistic gradient method
-(``scale_by_optimistic_gradient``, ``optimistic_gradient_descent``), as optax 0.2.8's.
+(``scale_by_optimistic_gradient``, ``optimistic_gradient_descent``, ``optimistic_adam``,
+``optimistic_adam_v2``), as optax 0.2.8's.
 
 >>> import numpy as np
 >>> from funcgrad_nn import optim
@@ -27,6 +28,7 @@ from funcgrad_nn.optim._transform import (
     _call_update,
     _tmap,
     chain,
+    scale_by_adam,
     scale_by_learning_rate,
 )
 from funcgrad_nn.optim._transform_more import init_empty_state
@@ -34,7 +36,7 @@ from funcgrad_nn.optim._transform_more import init_empty_state
 __all__ = ["named_chain", "bias_correction", "update_moment", "update_moment_per_elem_norm",
            "update_infinity_moment", "normalize_by_update_norm",
            "ScaleByOptimisticGradientState", "scale_by_optimistic_gradient",
-           "optimistic_gradient_descent"]
+           "optimistic_gradient_descent", "optimistic_adam", "optimistic_adam_v2"]
 
 
 def named_chain(*args: tuple[str, GradientTransformation]) -> GradientTransformationExtraArgs:
@@ -193,4 +195,56 @@ def optimistic_gradient_descent(learning_rate: ScalarOrSchedule, alpha: float = 
     array([-0.1])
     """
     return chain(scale_by_optimistic_gradient(alpha=alpha, beta=beta),
+                 scale_by_learning_rate(learning_rate))
+
+
+def optimistic_adam(learning_rate: float, optimism: float | None = None, b1: float = 0.9,
+                    b2: float = 0.999, eps: float = 1e-8, eps_root: float = 0.0,
+                    mu_dtype: Any = None, *,
+                    nesterov: bool = True) -> GradientTransformationExtraArgs:
+    """Optimistic Adam (optax's, deprecated there for :func:`optimistic_adam_v2`, with the
+    same DeprecationWarning): Adam's rescaling (Nesterov by default), then the optimistic
+    gradient with ``alpha=learning_rate`` and ``beta=optimism`` (``learning_rate`` when None),
+    then a sign flip. A schedule is refused, as in optax.
+
+    >>> import warnings, numpy as np
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", DeprecationWarning)
+    ...     tx = optimistic_adam(0.1)
+    >>> s = tx.init(np.zeros(1)); u, s = tx.update(np.array([1.0]), s)
+    >>> np.round(u, 6)
+    array([-0.147368])
+    """
+    import warnings
+
+    warnings.warn("`optimistic_adam` is deprecated, please use `optimistic_adam_v2` instead.",
+                  category=DeprecationWarning, stacklevel=2)
+    if callable(learning_rate):
+        raise ValueError("This version of `optimistic_adam` does not support learning rate "
+                         "schedules but `optimistic_adam_v2` does.")
+    if optimism is None:
+        optimism = learning_rate
+    return chain(scale_by_adam(b1=b1, b2=b2, eps=eps, eps_root=eps_root, mu_dtype=mu_dtype,
+                               nesterov=nesterov),
+                 scale_by_optimistic_gradient(alpha=learning_rate, beta=optimism),
+                 scale_by_learning_rate(1.0))
+
+
+def optimistic_adam_v2(learning_rate: ScalarOrSchedule, *, alpha: float = 1.0,
+                       beta: float = 1.0, b1: float = 0.9, b2: float = 0.999,
+                       eps: float = 1e-8, eps_root: float = 0.0, mu_dtype: Any = None,
+                       nesterov: bool = True) -> GradientTransformationExtraArgs:
+    """Optimistic Adam (optax's ``optimistic_adam_v2``, Daskalakis et al. 2017): Adam's
+    rescaling (Nesterov by default), the optimistic gradient ``(alpha + beta) * u - beta *
+    previous u``, then ``-learning_rate`` (a constant or a schedule).
+
+    >>> import numpy as np
+    >>> tx = optimistic_adam_v2(0.1, alpha=0.5)
+    >>> s = tx.init(np.zeros(1)); u, s = tx.update(np.array([1.0]), s)
+    >>> np.round(u, 6)
+    array([-0.073684])
+    """
+    return chain(scale_by_adam(b1=b1, b2=b2, eps=eps, eps_root=eps_root, mu_dtype=mu_dtype,
+                               nesterov=nesterov),
+                 scale_by_optimistic_gradient(alpha=alpha, beta=beta),
                  scale_by_learning_rate(learning_rate))

@@ -1,0 +1,57 @@
+"""optax 0.2.8's optimistic_adam (deprecated there) and optimistic_adam_v2: float64 updates
+of 4 steps, the reference values from optax with jax_enable_x64 on the same gradients
+(rng = np.random.default_rng(1); gs = [rng.standard_normal(3) for _ in range(4)],
+params [1, -2, 0.5])."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from funcgrad_nn import optim
+
+RNG = np.random.default_rng(1)
+GS = [RNG.standard_normal(3) for _ in range(4)]
+
+OPTAX = {
+    "default": [[-0.1473684167883041, -0.1473684192589952, -0.1473684165928289],
+                [0.3603376798496091, -0.08923636231853219, -0.098059106546531],
+                [0.030131593757111885, -0.0746478490497169, -0.08852378260018257],
+                [-0.03246667437442202, -0.028314980425014485, -0.1191951297488068]],
+    "optimism": [[-0.09999999710634921, -0.09999999878288962, -0.09999999697370537],
+                 [0.5190490923490879, -0.1005405189447644, -0.09869660602523234],
+                 [0.087599911240795, -0.08895429484289058, -0.09885777409818525],
+                 [-0.032921888457483256, -0.03173446781114603, -0.10094430459333703]],
+    "v2": [[-0.05157894587590644, -0.051578946740648314, -0.05157894580749012],
+           [0.08804023069951972, -0.03559263108202099, -0.0380188855447582],
+           [0.01627253564800471, -0.029400837797829427, -0.0335475723327762],
+           [-0.00380522700467489, -0.015022253610822007, -0.04070006858729172]],
+}
+
+
+def _make(case):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        if case == "default":
+            return optim.optimistic_adam(0.1)
+        if case == "optimism":
+            return optim.optimistic_adam(0.1, optimism=0.3, nesterov=False)
+    return optim.optimistic_adam_v2(0.05, alpha=0.7, beta=0.4)
+
+
+@pytest.mark.parametrize("case", sorted(OPTAX))
+def test_optimistic_adam_matches_optax(case):
+    tx = _make(case)
+    p = np.array([1.0, -2.0, 0.5])
+    s = tx.init(p)
+    for g, want in zip(GS, OPTAX[case]):
+        u, s = tx.update(g, s, p)
+        np.testing.assert_allclose(u, want, rtol=1e-12, atol=1e-15)
+
+
+def test_optimistic_adam_is_deprecated_and_refuses_schedules():
+    with pytest.warns(DeprecationWarning, match="optimistic_adam_v2"):
+        optim.optimistic_adam(0.1)
+    with pytest.raises(ValueError, match="schedules"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        optim.optimistic_adam(optim.constant_schedule(0.1))
