@@ -18,12 +18,13 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
+from funcgrad.api_devices import device_get
 from funcgrad.avals import get_aval
 from funcgrad.core import Tracer
 from funcgrad.lax import scan
 from funcgrad.scipy._ndimage_filters import median_filter
 
-__all__ = ["lfilter", "lfilter_zi", "filtfilt", "medfilt", "medfilt2d"]
+__all__ = ["lfilter", "lfilter_zi", "lfiltic", "filtfilt", "medfilt", "medfilt2d"]
 
 
 def _coeffs(name: str, v: Any, what: str) -> Any:
@@ -91,6 +92,51 @@ def lfilter(b: Any, a: Any, x: Any, axis: int = -1, zi: Any = None) -> Any:
     if zi is None:
         return y
     return y, fnp.moveaxis(zf, 0, ax)
+
+
+def lfiltic(b: Any, a: Any, y: Any, x: Any = None) -> numpy.ndarray:
+    """The initial state of :func:`lfilter` that continues past outputs ``y`` (most recent
+    first) and inputs ``x``, as ``scipy.signal.lfiltic``. Host arithmetic (NumPy out).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.signal import lfiltic
+        >>> lfiltic([1.0], [1.0, -0.5], y=[2.0])
+        array([1.])
+    """
+    a = numpy.atleast_1d(numpy.asarray(device_get(a)))
+    b = numpy.atleast_1d(numpy.asarray(device_get(b)))
+    if a.ndim > 1 or b.ndim > 1:
+        raise ValueError("Filter coefficients `a` and `b` must be 1-D.")
+    n, m = a.shape[0] - 1, b.shape[0] - 1
+    if n < 0:
+        raise ValueError("There must be at least one `a` coefficient.")
+    k = max(m, n)
+    y = numpy.asarray(device_get(y))
+    if x is None:
+        dt = numpy.result_type(b, a, y)
+        dt = numpy.float64 if dt.kind in "biu" else dt
+        x = numpy.zeros(m, dtype=dt)
+    else:
+        x = numpy.asarray(device_get(x))
+        dt = numpy.result_type(b, a, y, x)
+        dt = numpy.float64 if dt.kind in "biu" else dt
+        x = x.astype(dt)
+        if x.size < m:
+            x = numpy.concatenate([x, numpy.zeros(m - x.size)])
+    y = y.astype(dt)
+    if y.size < n:
+        y = numpy.concatenate([y, numpy.zeros(n - y.size)])
+    zi = numpy.zeros(k, dtype=dt)
+    for j in range(m):
+        zi[j] = numpy.sum(b[j + 1:] * x[:m - j], axis=0)
+    for j in range(n):
+        zi[j] -= numpy.sum(a[j + 1:] * y[:n - j], axis=0)
+    if a[0] != 1.0:
+        if a[0] == 0.0:
+            raise ValueError("First `a` filter coefficient must be non-zero.")
+        zi /= a[0]
+    return zi
 
 
 def lfilter_zi(b: Any, a: Any) -> Any:

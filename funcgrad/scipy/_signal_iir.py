@@ -21,6 +21,7 @@ Example:
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any
 
 import numpy
@@ -32,7 +33,8 @@ from funcgrad.backend import device_put, get_default_device
 from funcgrad.core import Tracer
 from funcgrad.scipy._signal_filters import _BTYPES, _extend, _slice, lfilter, lfilter_zi
 
-__all__ = ["iirfilter", "butter", "cheby1", "cheby2", "zpk2tf", "zpk2sos", "tf2sos", "sosfilt",
+__all__ = ["iirfilter", "butter", "cheby1", "cheby2", "zpk2tf", "tf2zpk", "zpk2sos", "tf2sos",
+           "sosfilt",
            "sosfilt_zi", "sosfiltfilt", "freqz", "sosfreqz", "freqz_sos"]
 
 
@@ -119,6 +121,34 @@ def zpk2tf(z: Any, p: Any, k: Any) -> tuple[numpy.ndarray, numpy.ndarray]:
         if numpy.all(numpy.sort_complex(numpy.conj(roots)) == roots):
             a = a.real.copy()
     return numpy.asarray(b), numpy.asarray(a)
+
+
+def tf2zpk(b: Any, a: Any) -> tuple[numpy.ndarray, numpy.ndarray, float]:
+    """The zeros, poles and gain of the transfer function ``b(z) / a(z)``, as
+    ``scipy.signal.tf2zpk`` (leading zeros of ``a`` trimmed, normalised by ``a[0]``).
+
+    Example:
+        >>> from funcgrad.scipy.signal import tf2zpk
+        >>> tf2zpk([2.0, 2.0], [1.0, -0.5])
+        (array([-1.]), array([0.5]), np.float64(2.0))
+    """
+    b = numpy.atleast_1d(numpy.asarray(device_get(b), dtype=float) * 1.0)
+    a = numpy.atleast_1d(numpy.asarray(device_get(a), dtype=float) * 1.0)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError("tf2zpk: b and a must be 1-D")
+    if numpy.all(a == 0):
+        raise ValueError("Denominator must have at least on nonzero element.")
+    a = numpy.trim_zeros(a, "f")
+    b, a = b / a[0], a / a[0]
+    lead = 0
+    while lead < b.size - 1 and abs(b[lead]) <= 1e-14:
+        lead += 1
+    if lead:
+        warnings.warn("Badly conditioned filter coefficients (numerator): the results may be "
+                      "meaningless", RuntimeWarning, stacklevel=2)
+        b = b[lead:]
+    k = b[0]
+    return numpy.roots(b / b[0]), numpy.roots(a), k
 
 
 def _cplxreal(z: numpy.ndarray) -> tuple[numpy.ndarray, numpy.ndarray]:

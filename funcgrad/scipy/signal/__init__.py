@@ -30,6 +30,7 @@ from funcgrad.scipy._signal_filters import (
     filtfilt,
     lfilter,
     lfilter_zi,
+    lfiltic,
     medfilt,
     medfilt2d,
 )
@@ -46,6 +47,7 @@ from funcgrad.scipy._signal_iir import (
     sosfiltfilt,
     sosfreqz,
     tf2sos,
+    tf2zpk,
     zpk2sos,
     zpk2tf,
 )
@@ -91,7 +93,7 @@ __all__ = ["convolve", "correlate", "convolve2d", "correlate2d", "fftconvolve", 
            "find_peaks", "peak_prominences", "peak_widths", "argrelextrema", "argrelmax",
            "argrelmin", "PeakPropertyWarning", "upfirdn", "resample_poly", "resample",
            "chirp", "sawtooth", "square", "gausspulse", "unit_impulse", "correlation_lags",
-           "iirnotch", "iirpeak", "coherence", "windows"]
+           "iirnotch", "iirpeak", "coherence", "windows", "lfiltic", "tf2zpk"]
 
 _MODES = ("full", "same", "valid")
 

@@ -62,3 +62,22 @@ def test_notch_peak_and_coherence_match_scipy():
     for got, want in zip(fsg.coherence(dev(x), dev(y), fs=10.0, nperseg=64),
                          sg.coherence(x, y, fs=10.0, nperseg=64), strict=True):
         assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+
+
+def test_tf2zpk_and_lfiltic_match_scipy():
+    for b, a in (([2.0, 2.0], [1.0, -0.5]), sg.butter(4, 0.3), sg.cheby1(3, 1, 0.4),
+                 ([1.0, 2.0, 3.0], [0.0, 0.0, 4.0, 5.0, 6.0])):
+        got, want = fsg.tf2zpk(b, a), sg.tf2zpk(b, a)
+        for g, w in zip(got[:2], want[:2], strict=True):
+            np.testing.assert_allclose(np.sort_complex(g), np.sort_complex(w), rtol=1e-10)
+        assert got[2] == pytest.approx(want[2], rel=1e-12)
+    b3, a3 = sg.butter(3, 0.2)
+    for b, a, y, x in (([1.0], [1.0, -0.5], [2.0], None), (b3, a3, [1.0, 2.0, 3.0], [0.5, 0.2]),
+                       ([1, 2, 3], [2, 1], [1.0], [1.0, 2.0])):
+        np.testing.assert_allclose(fsg.lfiltic(b, a, y, x), sg.lfiltic(b, a, y, x), rtol=1e-12)
+    # lfiltic's state continues a filter run: the second half filtered with it
+    x = np.random.default_rng(52).normal(size=40)
+    full = sg.lfilter(b3, a3, x)
+    zi = fsg.lfiltic(b3, a3, full[19::-1], x[19::-1])
+    tail, _ = fsg.lfilter(dev(b3), dev(a3), dev(x[20:]), zi=dev(zi))
+    assert_allclose(tail, full[20:], rtol=1e-10, atol=1e-12)
