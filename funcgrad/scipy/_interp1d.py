@@ -193,11 +193,30 @@ def _bc_norm(bc: Any, end: str) -> Any:
         if bc in ("not-a-knot", "periodic"):
             return bc
         raise ValueError(f"CubicSpline: bc_type={bc!r} is not allowed")
+    if not isinstance(bc, (tuple, list)) or len(bc) != 2:
+        raise ValueError(f"CubicSpline: the {end} condition must be a string or a pair "
+                         f"(order, value), got {bc!r}")
     order, value = bc
     if order not in (1, 2):
         raise ValueError(f"CubicSpline: the {end} derivative order must be 1 or 2, got "
                          f"{order!r}")
     return (order, value)
+
+
+def _bc_value(bc: Any, end: str, trail: tuple, dt: Any, dev: str) -> Any:
+    """An ``(order, value)`` condition with its value as an array of y's trailing shape (one
+    derivative per curve), as SciPy: a scalar for 2-D ``y`` is refused, not broadcast."""
+    if isinstance(bc, str):
+        return bc
+    order, value = bc
+    value = fnp.asarray(value)
+    if value.shape != tuple(trail):
+        raise ValueError(f"CubicSpline: the {end} derivative value has shape {value.shape}; "
+                         f"it must be y's shape without the interpolation axis, "
+                         f"{tuple(trail)}")
+    if not fnp.issubdtype(value.dtype, fnp.inexact):
+        value = value.astype(dt)
+    return (order, _to(dev, value))
 
 
 class CubicSpline(PPoly):
@@ -237,6 +256,7 @@ class CubicSpline(PPoly):
         x, y = x.astype(dt.type(0).real.dtype if dt.kind == "c" else dt), y.astype(dt)
         y = fnp.moveaxis(y, ax, 0)
         bc = [_bc_norm(b, e) for b, e in zip(_bc_pair(bc_type), ("start", "end"))]
+        bc = [_bc_value(b, e, y.shape[1:], dt, dev) for b, e in zip(bc, ("start", "end"))]
         periodic = bc[0] == "periodic" or bc[1] == "periodic"
         if periodic and bc[0] != bc[1]:
             raise ValueError("CubicSpline: if any of the conditions is 'periodic', both must "

@@ -29,6 +29,25 @@ def test_cubic_spline_matches_scipy(bc):
     assert_allclose(got.integrate(-1.0, 9.5), want.integrate(-1.0, 9.5), rtol=1e-10)
 
 
+def test_cubic_spline_end_values_per_curve_and_their_shape_checked():
+    # SciPy 1.x: one derivative value per curve (y's trailing shape), lists accepted; a
+    # scalar for 2-D y, or any other shape, is a ValueError (no broadcasting).
+    x = np.arange(4.0)
+    y = np.array([[0.0, 1.0], [1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
+    bc = ((1, [0.5, 1.0]), (2, [-1.0, 2.0]))
+    got = fsi.CubicSpline(dev(x), dev(y), bc_type=bc)
+    assert_allclose(got(dev(np.array([0.5]))), np.array([[0.5673076923076923, 0.5961538461538461]]))
+    assert_allclose(got(dev(np.array([0.5])), 1), np.array([[1.3846153846153846, -1.8076923076923077]]))
+    for bad in [((1, 0.5), (2, -1.0)), ((1, [[0.5, 1.0]]), (2, [-1.0, 1.0])),
+                ((1, [1.0, 2.0, 3.0]), (2, [1.0, 2.0]))]:
+        with pytest.raises(ValueError, match="derivative value has shape"):
+            fsi.CubicSpline(dev(x), dev(y), bc_type=bad)
+    with pytest.raises(ValueError, match="derivative value has shape"):
+        fsi.CubicSpline(dev(x), dev(y[:, 0]), bc_type=((1, [0.5]), (2, [-1.0])))
+    with pytest.raises(ValueError, match="pair"):
+        fsi.CubicSpline(dev(x), dev(y), bc_type=((1,), (1, [1.0, 2.0])))
+
+
 def test_cubic_spline_small_sizes_axis_and_methods():
     for n in (2, 3, 4):
         assert_allclose(fsi.CubicSpline(_X[:n], _Y[:n])(dev(_Q)), si.CubicSpline(
