@@ -89,6 +89,11 @@ def _ndtri_exp_value(y: Any) -> Any:
     # x^2 = -2 y - log(-2 y) - log(2 pi); each step x -= (log_ndtr(x) - y) Phi(x) / phi(x),
     # Phi / phi = exp(log_ndtr(x) + x^2 / 2 + log(2 pi) / 2).
     y_lo = fnp.where(tiny_p & fnp.isfinite(y), y, -800.0)
+    # Below -1e10 the start is exact to rounding (the next term is O(log|y| / y^2) relative);
+    # there Newton's exponent ln + x^2/2 cancels to rounding noise of |y|-sized numbers.
+    t_far = -2.0 * y_lo
+    x_far = -fnp.sqrt(t_far - fnp.log(t_far) - math.log(2.0 * math.pi))
+    y_lo = fnp.maximum(y_lo, -1e10)
     t = -2.0 * y_lo
     x = -fnp.sqrt(t - fnp.log(t) - math.log(2.0 * math.pi))
     for _ in range(6):
@@ -96,6 +101,7 @@ def _ndtri_exp_value(y: Any) -> Any:
         # the exponent ln + x^2/2 + ... is O(log|x|): computed as (ln - y) + (y + x^2/2), each
         # part small (x^2/2 alone overflows its product past |y| = 1e300)
         x = x - (ln - y_lo) * fnp.exp(ln + (0.5 * x) * x + 0.5 * math.log(2.0 * math.pi))
+    x = fnp.where(t_far > 2e10, x_far, x)
     out = fnp.where(tiny_p, x, fnp.where(upper, up, mid))
     out = fnp.where(y == 0, numpy.inf, fnp.where(y == -numpy.inf, -numpy.inf, out))
     return fnp.where(y > 0, numpy.nan, out)
@@ -109,9 +115,21 @@ def _ndtri_exp(y: Any) -> Any:
 @_ndtri_exp.defjvp
 def _ndtri_exp_jvp(primals: tuple, tangents: tuple) -> tuple:
     (y,), (ty,) = primals, tangents
+    fnp = _fnp()
     x = _ndtri_exp(y)
-    # dx/dy = Phi(x) / phi(x) = exp(y + x^2 / 2 + log(2 pi) / 2)
-    return x, ty * _fnp().exp(y + 0.5 * x * x + 0.5 * math.log(2.0 * math.pi))
+    # dx/dy = Phi(x) / phi(x) = exp(y + x^2 / 2 + log(2 pi) / 2); below x = -10 that sum
+    # cancels (to noise of |y|-sized numbers far out): there the Mills ratio's asymptotic
+    # series (1 + sum_n (-1)^n (2n-1)!! / x^(2n)) / (-x), as in log_ndtr.
+    far = x < -10.0
+    xf = fnp.where(far, x, -11.0)
+    inv2 = (1.0 / xf) * (1.0 / xf)
+    s = fnp.zeros_like(xf)
+    for n in range(12, 0, -1):
+        s = (1.0 + s) * (-(2 * n - 1) * inv2)
+    ratio_far = (1.0 + s) / (-xf)
+    xn, yn = fnp.where(far, 0.0, x), fnp.where(far, 0.0, y)
+    ratio = fnp.exp(yn + 0.5 * xn * xn + 0.5 * math.log(2.0 * math.pi))
+    return x, ty * fnp.where(far, ratio_far, ratio)
 
 
 def ndtri_exp(y: Any) -> Any:

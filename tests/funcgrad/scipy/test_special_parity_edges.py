@@ -162,3 +162,17 @@ def test_riemann_zeta_near_zero_and_far_out_negative():
     # zeta'(-2) = -zeta(3) / (4 pi^2), through the trivial zero's value 0; zeta'(-0.3): mpmath.
     assert abs(float(funcgrad.grad(fsp.zeta)(-2.0)) + 0.030448457058393270780) < 1e-15
     assert abs(float(funcgrad.grad(fsp.zeta)(-0.3)) + 0.5089726696918258) < 1e-14
+
+
+def test_ndtri_exp_far_out_values_and_derivative():
+    # Below y = -1e10 the start x = -sqrt(-2y - log(-2y) - log(2 pi)) is exact to rounding
+    # (Newton's exponent y + x^2/2 cancelled into overflow there); dx/dy = Phi/phi by the Mills
+    # ratio series below x = -10 (exp(y + x^2/2 + ...) gave inf at y = -1e25).
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = fsp.ndtri_exp(dev(np.array([-1e300, -1e21, -1e9])))
+        assert_allclose(x, np.array([-1.4142135623730951e+150, -44721359549.9958,
+                                     -44721.359290005006]), rtol=1e-14)
+        g = float(funcgrad.grad(fsp.ndtri_exp)(-1e25))
+    x25 = float(fsp.ndtri_exp(-1e25))
+    assert abs(g * -x25 - 1.0) < 1e-14  # Phi/phi = (1 - 1/x^2 + ...)/(-x)
