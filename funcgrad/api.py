@@ -1009,8 +1009,19 @@ def _check_diff_arg(x: Any, i: int, allow_int: bool, holomorphic: bool, fname: s
             return
     except TypeError:
         pass  # a leaf that is not an array: the loop below names it
-    for path, leaf in tree_util.tree_flatten_with_path(x)[0]:
+    # Typed PRNG keys (an extended dtype such as key<fry>) stop the walk so the message names
+    # the key type, as JAX, not the uint32 data inside the key's pytree.
+    for path, leaf in tree_util.tree_flatten_with_path(x, is_leaf=_has_extended_dtype)[0]:
         where = f"argument {i}{tree_util.keystr(path)}"
+        if _has_extended_dtype(leaf):
+            if allow_int:
+                continue  # its gradient is a float0 zero, as for the data inside it
+            raise TypeError(
+                f"{fname} requires real- or complex-valued inputs (float or complex dtype), "
+                f"but {where} is a key array of dtype {leaf.dtype}: keys are not "
+                "differentiable. Pass it as a non-differentiated argument (argnums), or "
+                "pass allow_int=True to get a float0 zero gradient for it."
+            )
         a = _input_aval(leaf, fname, where)
         if holomorphic and a.dtype.kind != "c":
             raise TypeError(
@@ -1023,6 +1034,15 @@ def _check_diff_arg(x: Any, i: int, allow_int: bool, holomorphic: bool, fname: s
                 f"but {where} has dtype {a.dtype}. Cast it with .astype(float), or pass "
                 "allow_int=True to get a float0 zero gradient for it."
             )
+
+
+def _has_extended_dtype(v: Any) -> bool:
+    """Whether ``v`` is an array of an extended dtype (a typed PRNG key array): its dtype is
+    not NumPy's but has a NumPy scalar ``type`` (funcgrad.dtypes.extended)."""
+    dt = getattr(v, "dtype", None)
+    t = getattr(dt, "type", None)
+    return (dt is not None and not isinstance(dt, numpy.dtype) and isinstance(t, type)
+            and issubclass(t, numpy.generic))
 
 
 def _check_scalar_output(ans: Any, holomorphic: bool, fname: str) -> ShapedArray:

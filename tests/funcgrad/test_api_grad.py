@@ -223,6 +223,17 @@ def test_grad_integer_input_needs_allow_int() -> None:
     assert np.shape(host(gi["i"])) == (3,)
 
 
+def test_grad_of_a_typed_key_names_the_key_type() -> None:
+    # JAX 0.10.2: "... but got key<fry>" (the key's dtype, not the uint32 data inside it).
+    k = funcgrad.random.key(0)
+    with pytest.raises(TypeError, match=r"argument 0 is a key array of dtype key<fry>"):
+        funcgrad.grad(lambda k: 1.0)(k)
+    with pytest.raises(TypeError, match=r"argument 0\['k'\] is a key array of dtype key<fry>"):
+        funcgrad.grad(lambda d: d["a"])({"a": 1.0, "k": k})
+    g = funcgrad.grad(lambda x, k: x * funcgrad.random.normal(k), argnums=0)(1.0, k)
+    assert_close(g, -0.20584213947964347)
+
+
 def test_grad_output_dtype_errors() -> None:
     with pytest.raises(TypeError, match="holomorphic"):
         funcgrad.grad(lambda z: z * z)(1.0 + 1.0j)
