@@ -27,7 +27,7 @@ from funcgrad_nn.optim.projections import projection_simplex
 # at optax's top level as well (the others are only in optax.losses)
 __all__ = ["ctc_loss", "ctc_loss_with_forward_probs", "ntxent", "safe_softmax_cross_entropy"]
 LOSSES_ONLY = [
-    "binary_dice_loss", "dice_loss", "multiclass_generalized_dice_loss", "multiclass_hinge_loss",
+    "binary_dice_loss", "dice_loss", "make_fenchel_young_loss", "multiclass_generalized_dice_loss", "multiclass_hinge_loss",
     "multiclass_perceptron_loss", "multiclass_sparsemax_loss", "perceptron_loss",
     "ranking_softmax_loss", "sparsemax_loss", "triplet_margin_loss",
 ]
@@ -390,3 +390,31 @@ def ranking_softmax_loss(logits: Any, labels: Any, *, where: Any = None, weights
     if where is not None:
         where = fnp.any(where, axis=-1)
     return _safe_reduce(loss, where=where, reduce_fn=reduce_fn)
+
+
+def make_fenchel_young_loss(max_fun: Callable[..., Any]) -> Callable[..., Any]:
+    """The Fenchel-Young loss of a max function (optax's ``losses.make_fenchel_young_loss``,
+    Blondel et al. 2020): ``fy(scores, targets, *args, **kwargs) = max_fun(scores, *args,
+    **kwargs) - <targets, scores>`` over the last axis (any leading axes are batch axes, as
+    optax's; jaxopt's version flattens instead). With ``logsumexp`` it is the softmax cross
+    entropy of probability targets up to their entropy.
+
+    >>> import numpy as np
+    >>> from funcgrad.scipy.special import logsumexp
+    >>> fy = make_fenchel_young_loss(logsumexp)
+    >>> scores = np.array([[1.0, 2.0, 0.5], [0.0, -1.0, 3.0]])
+    >>> np.round(fy(scores, np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])), 6)
+    array([0.464369, 3.065884])
+    """
+    if not callable(max_fun):
+        raise TypeError(f"make_fenchel_young_loss: max_fun must be callable, got "
+                        f"{type(max_fun).__name__}")
+    max_last = fnp.vectorize(max_fun, signature="(n)->()")
+
+    def fenchel_young_loss(scores: Any, targets: Any, *args: Any, **kwargs: Any) -> Any:
+        scores, targets = fnp.asarray(scores), fnp.asarray(targets)
+        # jnp.vdot conjugates its first argument
+        return max_last(scores, *args, **kwargs) - fnp.sum(fnp.conj(targets) * scores,
+                                                           axis=-1)
+
+    return fenchel_young_loss
