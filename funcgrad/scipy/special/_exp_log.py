@@ -320,6 +320,15 @@ def cbrt(x: Any) -> Any:
     return _fnp().cbrt(x)
 
 
+def _overflow_silently(fn: Any, x: Any, limit: Any) -> Any:
+    """``fn(x)`` with ``inf`` past ``limit(largest float of x's dtype)`` and no overflow
+    warning (SciPy's are silent)."""
+    fnp = _fnp()
+    x = fnp.asarray(x)
+    over = x > limit(float(numpy.finfo(get_aval(x).dtype).max))
+    return fnp.where(over, numpy.inf, fn(fnp.where(over, 0.0, x)))
+
+
 def exp2(x: Any) -> Any:
     """``2**x``, as ``scipy.special.exp2``.
 
@@ -330,7 +339,7 @@ def exp2(x: Any) -> Any:
         array([8. , 0.5])
     """
     (x,) = _floats("exp2", x)
-    return _fnp().exp2(x)
+    return _overflow_silently(_fnp().exp2, x, math.log2)
 
 
 def exp10(x: Any) -> Any:
@@ -343,7 +352,7 @@ def exp10(x: Any) -> Any:
         array([  0.1, 100. ])
     """
     (x,) = _floats("exp10", x)
-    return _fnp().power(10.0, x)
+    return _overflow_silently(lambda v: _fnp().power(10.0, v), x, math.log10)
 
 
 def expm1(x: Any) -> Any:
@@ -355,7 +364,7 @@ def expm1(x: Any) -> Any:
         1.00000000005e-10
     """
     (x,) = _floats("expm1", x)
-    return _fnp().expm1(x)
+    return _overflow_silently(_fnp().expm1, x, math.log)
 
 
 def log1p(x: Any) -> Any:

@@ -42,6 +42,10 @@ CASES = [
     ("exprel", ([-1e300, 1e-4],), [1e-300, 1.000050001666708]),
     ("zetac", ([1e300, 1200.0],), [0.0, 0.0]),
     ("ndtri_exp", ([800.0, 1e300],), [nan, nan]),
+    # SciPy's exponentials overflow to inf silently
+    ("exp2", ([1024.1, 1e300, 3.0],), [inf, inf, 8.0]),
+    ("exp10", ([308.3, 2.0],), [inf, 100.0]),
+    ("expm1", ([709.8, 1e300, -1e300],), [inf, inf, -1.0]),
     # the series' powers of x were formed on the continued fraction's lanes too
     ("exp1", ([1e-10, 1e300],), [22.448635265138922, 0.0]),
     ("expi", ([-1e300, -700.0, 2.0],), [0.0, -1.406518766234033e-307, 4.954234356001891]),
