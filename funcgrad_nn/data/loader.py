@@ -124,7 +124,11 @@ class DataLoader:
         prefetch_factor: int | None = None, persistent_workers: bool = False,
         pin_memory_device: str = "", in_order: bool = True, seed: int | None = None,
     ) -> None:
-        if not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 0:
+        if not isinstance(num_workers, int) or isinstance(num_workers, bool):
+            # PyTorch takes a float here and fails later in range(); name the type now
+            raise TypeError(f"num_workers should be an int (the number of worker processes), "
+                            f"got {type(num_workers).__name__} {num_workers!r}")
+        if num_workers < 0:
             raise ValueError("num_workers option should be non-negative; use num_workers=0 to "
                              "disable multiprocessing.")
         if timeout < 0:

@@ -123,6 +123,8 @@ CASES["loader_context_not_a_context"] = lambda data, array: data.DataLoader(
     [1, 2], num_workers=1, multiprocessing_context=3)
 CASES["loader_timeout_without_workers"] = lambda data, array: list(data.DataLoader(
     [1, 2], timeout=1.0))
+CASES["loader_float_workers"] = lambda data, array: list(data.DataLoader(
+    [1, 2], num_workers=1.0))
 CASES["loader_prefetch_zero"] = lambda data, array: list(data.DataLoader(
     [1, 2], num_workers=1, prefetch_factor=0))
 CASES["concat_dataset_iterable"] = lambda data, array: data.ConcatDataset([_Count(data)])
