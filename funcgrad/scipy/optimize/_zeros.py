@@ -263,7 +263,13 @@ def _newton(f: Callable[..., Any], fprime: Any, x0: Any, args: tuple, xtol: floa
     return root, i, 2 * i, ok
 
 
-_BRACKET_METHODS = {"brentq": _brent_search, "bisect": _bisect_search}
+# SciPy's other bracketing methods (brenth, ridder, toms748) find the same root to the same
+# tolerance; funcgrad runs Brent's search for them (their iterates and counts differ)
+_BRACKET_METHODS = {"brentq": _brent_search, "bisect": _bisect_search,
+                    "brenth": _brent_search, "ridder": _brent_search,
+                    "toms748": _brent_search}
+# the derivative-based ones all run Newton's method with the derivative by autodiff
+_OPEN_METHODS = ("newton", "secant", "halley")
 
 
 def root_scalar(f: Callable[..., Any], args: Any = (), method: str | None = None,
@@ -272,9 +278,11 @@ def root_scalar(f: Callable[..., Any], args: Any = (), method: str | None = None
                 xtol: float | None = None, rtol: float | None = None,
                 maxiter: int | None = None, options: dict | None = None) -> RootResults:
     """A root of the scalar ``f(x, *args)``, as ``scipy.optimize.root_scalar``: with a
-    ``bracket``, ``method`` ``"brentq"`` (the default) or ``"bisect"``; with ``x0``,
-    ``"newton"`` (the default then), ``fprime`` a callable or ``True`` (autodiff; SciPy's
-    secant fallback without ``fprime`` is not provided: autodiff is used). Returns a
+    ``bracket``, ``method`` ``"brentq"`` (the default) or ``"bisect"`` (SciPy's iterates;
+    ``"brenth"``, ``"ridder"``, ``"toms748"`` run Brent's search: the same root, other
+    counts); with ``x0``, ``"newton"`` (the default then; ``"secant"`` and ``"halley"`` run
+    it too), ``fprime`` a callable or ``True`` (autodiff; SciPy's secant fallback without
+    ``fprime`` is not provided: autodiff is used; ``fprime2`` is not needed). Returns a
     :class:`RootResults`; the root is differentiable in ``args``.
 
     Example:
@@ -285,9 +293,6 @@ def root_scalar(f: Callable[..., Any], args: Any = (), method: str | None = None
         >>> round(float(root_scalar(lambda x: x ** 3 - 8.0, x0=1.0).root), 12)
         2.0
     """
-    if fprime2 is not None:
-        raise ValueError("root_scalar: fprime2 (Halley's method) is not available; use "
-                         "method='newton'")
     if not isinstance(args, tuple):
         args = (args,)
     opts = dict(options or {})
@@ -303,11 +308,11 @@ def root_scalar(f: Callable[..., Any], args: Any = (), method: str | None = None
         root, it, calls, ok = _bracketed("root_scalar", _BRACKET_METHODS[method], f,
                                          bracket[0], bracket[1], args, xtol, rtol, maxiter)
         return _results(root, it, calls, ok)
-    if method == "newton":
+    if method in _OPEN_METHODS:
         if x0 is None:
-            raise ValueError("root_scalar: method 'newton' needs x0")
-        del x1
+            raise ValueError(f"root_scalar: method {method!r} needs x0")
+        del x1, fprime2
         root, it, calls, ok = _newton(f, fprime, x0, args, xtol, rtol, maxiter)
         return _results(root, it, calls, ok)
-    raise ValueError(f"root_scalar: method must be one of 'brentq', 'bisect', 'newton', got "
-                     f"{method!r}")
+    raise ValueError(f"root_scalar: method must be one of {sorted(_BRACKET_METHODS)} or "
+                     f"{list(_OPEN_METHODS)}, got {method!r}")

@@ -119,3 +119,17 @@ def test_rosen_and_helpers_match_scipy():
     assert got[1:] == so.fminbound(lambda v: (v - 1.3) ** 2, 0.0, 4.0, full_output=True)[1:]
     got = fo.brent(lambda v: (v - 1.3) ** 2, full_output=True)
     assert got[2:] == so.brent(lambda v: (v - 1.3) ** 2, full_output=True)[2:]
+
+
+def test_root_scalar_other_scipy_methods_find_the_same_root():
+    f = lambda x: x ** 3 - 2 * x - 5  # noqa: E731
+    want = so.root_scalar(lambda x: x ** 3 - 2 * x - 5, bracket=(2.0, 3.0)).root
+    for method in ("brenth", "ridder", "toms748"):
+        res = fo.root_scalar(f, bracket=(2.0, 3.0), method=method)
+        assert res.converged
+        assert_allclose(res.root, want, rtol=1e-12)
+    for method in ("secant", "halley"):
+        res = fo.root_scalar(f, x0=2.0, x1=2.5, method=method, fprime2=lambda x: 6 * x)
+        assert_allclose(res.root, want, rtol=1e-12)
+    with pytest.raises(ValueError, match="method must be one of"):
+        fo.root_scalar(f, bracket=(2.0, 3.0), method="illinois")
