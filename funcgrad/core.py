@@ -221,6 +221,7 @@ class EvalTrace(Trace):
 
 _SCALAR_TYPES = (numpy.generic, bool, int, float, complex)
 _ndarray = numpy.ndarray
+_type_to_device = _backend._type_to_device
 #: the backend's loaded array modules (device name -> module): NumPy alone until a device
 #: backend (CuPy, the strict test device) is first used; until then no operands can mix
 _device_modules = _backend._modules
@@ -260,12 +261,23 @@ def place_uncommitted(args: Sequence[Any]) -> Sequence[Any]:
     dev = None
     host = False
     for x in args:
-        d = _operand_device(x)
-        if d is None:
-            continue
-        if d == "cpu":
+        # (inline type lookups: this runs for every eager operation once a device backend is
+        # loaded, the whole strict test pass)
+        t = type(x)
+        if t is _ndarray:
             host = True
-        elif dev is None:
+            continue
+        if t in _PY_NUMBERS or t is bool:
+            continue
+        d = _type_to_device.get(t)
+        if d is None:
+            d = _operand_device(x)
+            if d is None:
+                continue
+            if d == "cpu":
+                host = True
+                continue
+        if dev is None:
             dev = d
         elif d != dev:
             return args  # committed to two devices: the rule names both
