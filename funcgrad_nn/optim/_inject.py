@@ -33,7 +33,7 @@ from funcgrad_nn.optim._transform import (
     _zero_count,
 )
 
-__all__ = ["inject_hyperparams", "InjectStatefulHyperparamsState", "InjectHyperparamsState",
+__all__ = ["inject_hyperparams", "inject_stateful_hyperparams", "InjectStatefulHyperparamsState", "InjectHyperparamsState",
            "WrappedScheduleState"]
 
 
@@ -154,3 +154,26 @@ def inject_hyperparams(
         return GradientTransformationExtraArgs(init, update)
 
     return wrapped
+
+
+def inject_stateful_hyperparams(
+    inner_factory: Callable[..., GradientTransformation],
+    static_args: str | Iterable[str] = (),
+    hyperparam_dtype: Any = None,
+) -> Callable[..., GradientTransformation]:
+    """optax's deprecated name of :func:`inject_hyperparams` (which takes stateful schedules
+    too): the same wrapper, with optax's DeprecationWarning.
+
+    >>> import warnings, numpy as np
+    >>> from funcgrad_nn import optim
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", DeprecationWarning)
+    ...     tx = inject_stateful_hyperparams(optim.sgd)(learning_rate=0.1)
+    >>> float(tx.init(np.zeros(1)).hyperparams["learning_rate"])
+    0.1
+    """
+    import warnings
+
+    warnings.warn("inject_stateful_hyperparams is deprecated, use inject_hyperparams instead",
+                  DeprecationWarning, stacklevel=2)
+    return inject_hyperparams(inner_factory, static_args, hyperparam_dtype)

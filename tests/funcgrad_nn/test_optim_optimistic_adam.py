@@ -1,4 +1,5 @@
-"""optax 0.2.8's optimistic_adam (deprecated there) and optimistic_adam_v2: float64 updates
+"""optax 0.2.8's optimistic_adam (deprecated there), optimistic_adam_v2 and the deprecated
+inject_stateful_hyperparams: float64 updates
 of 4 steps, the reference values from optax with jax_enable_x64 on the same gradients
 (rng = np.random.default_rng(1); gs = [rng.standard_normal(3) for _ in range(4)],
 params [1, -2, 0.5])."""
@@ -55,3 +56,20 @@ def test_optimistic_adam_is_deprecated_and_refuses_schedules():
     with pytest.raises(ValueError, match="schedules"), warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         optim.optimistic_adam(optim.constant_schedule(0.1))
+
+
+def test_inject_stateful_hyperparams_is_inject_hyperparams_with_a_warning():
+    # optax 0.2.8: adam(b1=0.8) under an exponential_decay(0.1, 1, 0.5) schedule, 3 steps;
+    # optax evaluates the schedule in float32 (hence rtol 1e-7)
+    with pytest.warns(DeprecationWarning, match="inject_hyperparams"):
+        factory = optim.inject_stateful_hyperparams(optim.adam)
+    tx = factory(learning_rate=optim.exponential_decay(0.1, 1, 0.5), b1=0.8)
+    p = np.array([1.0, 2.0])
+    s = tx.init(p)
+    want = [[-0.09999999949011612, 0.10000000049011612],
+            [-0.049183605258096806, 0.04918360556911457],
+            [-0.024845856088892598, 0.024845856203873695]]
+    for i, w in enumerate(want):
+        u, s = tx.update(np.array([0.5, -1.0]) * (i + 1), s, p)
+        np.testing.assert_allclose(u, w, rtol=1e-7)
+    assert float(s.hyperparams["learning_rate"]) == 0.025
