@@ -784,3 +784,28 @@ def test_custom_vjp_closing_over_a_vmapped_value() -> None:
     assert np.shape(g) == () and float(g) == 14.0
     np.testing.assert_allclose(host(funcgrad.jacrev(
         lambda x: funcgrad.vmap(lambda y: mk(y)(x))(ys))(3.0)), [7.0, 7.0])
+
+
+# -- vmap of cond with a batched index: branches not taken give zero cotangents -----------------
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # every branch runs on every example
+@pytest.mark.parametrize("jit", [False, True])
+def test_grad_of_vmapped_cond_has_no_nan_from_branches_not_taken(jit) -> None:
+    # JAX 0.10.2 (jax#1052): grad(lambda x: vmap(f)(x).sum())([4., -1.]) == [0.25, 0.] for
+    # f = lambda x: lax.cond(x > 0, jnp.sqrt, lambda x: x * 0., x); funcgrad gave [0.25, nan]
+    f = lambda x: funcgrad.lax.cond(x > 0, fnp.sqrt, lambda x: x * 0.0, x)  # noqa: E731
+    v = funcgrad.vmap(funcgrad.jit(f) if jit else f)
+    g = funcgrad.grad(lambda x: v(x).sum())(dev(np.array([4.0, -1.0])))
+    np.testing.assert_array_equal(host(g), [0.25, 0.0])
+    # a three-way switch, and its Hessian:
+    # [4, 0.70710678, -1] and diag(-16, -0.70710678, 2) at [-0.25, 0.5, 2.0]
+    s = lambda x: funcgrad.lax.switch(  # noqa: E731
+        fnp.clip(fnp.floor(x).astype(np.int32) + 1, 0, 2),
+        [lambda x: fnp.log(x + 0.5), fnp.sqrt, lambda x: 1.0 / (x - 1.0)], x)
+    xs = dev(np.array([-0.25, 0.5, 2.0]))
+    np.testing.assert_allclose(host(funcgrad.grad(lambda x: funcgrad.vmap(s)(x).sum())(xs)),
+                               [4.0, 0.70710678, -1.0], rtol=1e-7)
+    np.testing.assert_allclose(
+        host(funcgrad.hessian(lambda x: funcgrad.vmap(s)(x).sum())(xs)),
+        np.diag([-16.0, -0.70710678, 2.0]), rtol=1e-7, atol=1e-12)

@@ -498,7 +498,8 @@ def _cond_batch(axis_size, vals, dims, *, branches):
     index = _to_front(index, idim)
     is_tape = tuple(type(a) is TapeAval for a in branches[0].out_avals)
     new, out_b = _batch_branches(branches, axis_size, in_dims, tuple(not t for t in is_tape))
-    results = [jr.eval_closed(b, *ops) for b in new]
+    results = [jr.eval_closed(b, *_masked_operands(index, i, ops, in_dims))
+               for i, b in enumerate(new)]
     outs, out_dims = [], []
     for k, a in enumerate(branches[0].out_avals):
         if is_tape[k]:
@@ -513,6 +514,26 @@ def _cond_batch(axis_size, vals, dims, *, branches):
         outs.append(_ew.select_n(which, *[r[k] for r in results]))
         out_dims.append(0)
     return outs, out_dims
+
+
+def _masked_operands(index: Any, i: int, ops: Sequence[Any],
+                     in_dims: Sequence[int | None]) -> list[Any]:
+    """The operands branch ``i`` of a cond with a batched index runs on: as JAX's batching
+    rule (jax#1052), a batched float operand goes through ``stop_gradient`` in the examples
+    that take another branch, so that a branch not taken there (``sqrt`` of a negative)
+    gives them a zero cotangent instead of ``0 * nan``."""
+    taken = None
+    out = []
+    for x, d in zip(ops, in_dims):
+        a = get_aval(x)
+        if d is None or type(a) is not ShapedArray or a.dtype.kind not in "fc":
+            out.append(x)
+            continue
+        if taken is None:
+            taken = _ew.eq(index, i)
+        mask = _shape.broadcast_in_dim(taken, a.shape, (0,)) if a.ndim > 1 else taken
+        out.append(_ew.select_n(mask, _ew.stop_gradient(x), x))
+    return out
 
 
 def _tape_owner(branches: tuple[ClosedJaxpr, ...], k: int) -> int:
