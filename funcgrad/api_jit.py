@@ -554,7 +554,8 @@ class Jitted:
             what = f"argument '{name}'"
         if isinstance(v, Tracer):
             # Tracers are unhashable too, but "use a tuple" would be the wrong advice here.
-            raise TypeError(
+            # A ValueError as well, as JAX's ("Non-hashable static arguments").
+            raise ArgumentMismatchError(
                 f"{what} of {self._name} is static but got a traced value "
                 f"({v.aval.str_short()}): static arguments must be concrete Python values. "
                 "Mark it static in the enclosing jit too (static_argnums), pass it with "

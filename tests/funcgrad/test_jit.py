@@ -274,6 +274,9 @@ def test_unhashable_static_argument_message():
         funcgrad.jit(f, static_argnums=1)(np.ones(2), [1, 2])
     with pytest.raises(TypeError, match="argument 'n' of f is static but unhashable: dict"):
         funcgrad.jit(f, static_argnames="n")(np.ones(2), n={})
+    # JAX raises ValueError for an unhashable static value, a traced one included
+    with pytest.raises(ValueError, match="is static but got a traced value"):
+        funcgrad.grad(lambda x: funcgrad.jit(lambda x, n: x * n, static_argnums=1)(x, x))(2.0)
 
 
 def test_non_array_argument_message():
