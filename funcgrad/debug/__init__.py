@@ -10,7 +10,15 @@ Example:
 """
 
 from funcgrad.debug import warning_location
-from funcgrad.debug.callback import breakpoint, call_hook, callback, log, print
+from funcgrad.debug.callback import (
+    DebugEffect,
+    OrderedDebugEffect,
+    breakpoint,
+    call_hook,
+    callback,
+    log,
+    print,
+)
 from funcgrad.debug.nans import (
     NaNError,
     debug_infs,
@@ -30,4 +38,5 @@ warning_location.install()
 
 __all__ = ["callback", "print", "log", "breakpoint", "call_hook", "debug_nans", "debug_infs",
            "set_debug_nans", "set_debug_infs", "nans_enabled", "infs_enabled", "NaNError",
-           "inspect_array_sharding", "visualize_array_sharding", "visualize_sharding"]
+           "inspect_array_sharding", "visualize_array_sharding", "visualize_sharding",
+           "DebugEffect", "OrderedDebugEffect"]

@@ -35,7 +35,8 @@ from funcgrad.ir import Effect, effect_rules, effectful_primitives
 from funcgrad.ops._batching_util import bdim_at_front
 
 __all__ = ["callback", "print", "log", "breakpoint", "call_hook", "debug_callback_p",
-           "hook_call_p"]
+           "hook_call_p", "DebugEffect", "OrderedDebugEffect", "debug_effect",
+           "ordered_debug_effect"]
 
 
 class _Fn:
@@ -56,12 +57,50 @@ _PY_NUMBERS = (bool, int, float, complex)
 
 debug_callback_p = Primitive("debug_callback", multiple_results=True, carries_jaxprs=True)
 effectful_primitives.add(debug_callback_p)
-#: JAX's effect of debug.callback / debug.print equations
-DebugEffect = Effect("DebugEffect")
-effect_rules[debug_callback_p] = lambda params: frozenset((DebugEffect,))
 
 
-def _callback_impl(*args: Any, callback: _Fn) -> list[Any]:
+class DebugEffect(Effect):
+    """The effect of a ``debug.callback`` / ``debug.print`` equation (JAX's
+    ``jax.debug.DebugEffect``): ``jaxpr.effects`` holds its instance :data:`debug_effect`.
+
+    Example:
+        >>> import funcgrad
+        >>> jx = funcgrad.make_jaxpr(lambda x: funcgrad.debug.print("{}", x))(1.0)
+        >>> [isinstance(e, funcgrad.debug.DebugEffect) for e in jx.effects]
+        [True]
+    """
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__("DebugEffect")
+
+
+class OrderedDebugEffect(Effect):
+    """The effect of a debug callback asked for with ``ordered=True`` (JAX's
+    ``jax.debug.OrderedDebugEffect``); its instance is :data:`ordered_debug_effect`. Callbacks
+    run in program order here either way; the effect records the request, as JAX's does.
+
+    Example:
+        >>> import funcgrad
+        >>> jx = funcgrad.make_jaxpr(
+        ...     lambda x: funcgrad.debug.print("{}", x, ordered=True))(1.0)
+        >>> jx.effects
+        {OrderedDebugEffect}
+    """
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__("OrderedDebugEffect")
+
+
+debug_effect, ordered_debug_effect = DebugEffect(), OrderedDebugEffect()
+effect_rules[debug_callback_p] = lambda params: frozenset(
+    (ordered_debug_effect if params.get("ordered") else debug_effect,))
+
+
+def _callback_impl(*args: Any, callback: _Fn, ordered: bool = False) -> list[Any]:
     # A weak value (Python arithmetic on Python scalars) runs as a Python scalar, computed on
     # the host: the callback sees it as a host array, as it sees every value as an array.
     args = [numpy.asarray(a) if type(a) in _PY_NUMBERS else a for a in args]
@@ -70,11 +109,12 @@ def _callback_impl(*args: Any, callback: _Fn) -> list[Any]:
 
 
 debug_callback_p.def_impl(_callback_impl)
-debug_callback_p.def_abstract_eval(lambda *avals, callback: [])
+debug_callback_p.def_abstract_eval(lambda *avals, callback, ordered=False: [])
 
 
-def _callback_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, callback: _Fn):
-    bind(debug_callback_p, *primals, callback=callback)
+def _callback_jvp(primals: Sequence[Any], tangents: Sequence[Any], *, callback: _Fn,
+                  ordered: bool = False):
+    bind(debug_callback_p, *primals, callback=callback, ordered=ordered)
     return [], []
 
 
@@ -89,7 +129,7 @@ def _per_example(fn: Callable[..., Any], vals: Sequence[Any], dims: Sequence[Any
 
 
 def _callback_batch(axis_size: int, vals: Sequence[Any], dims: Sequence[Any], *,
-                    callback: _Fn):
+                    callback: _Fn, ordered: bool = False):
     tree = callback.tree
 
     def each(*xs: Any) -> None:
@@ -100,7 +140,8 @@ def _callback_batch(axis_size: int, vals: Sequence[Any], dims: Sequence[Any], *,
 
     ops = [bdim_at_front(v, d, axis_size) for v, d in zip(vals, dims)]
     flat_tree = tree_util.tree_structure(tuple(ops))
-    bind(debug_callback_p, *ops, callback=_Fn(run_all, flat_tree, f"vmap({callback.name})"))
+    bind(debug_callback_p, *ops, callback=_Fn(run_all, flat_tree, f"vmap({callback.name})"),
+         ordered=ordered)
     return [], []
 
 
@@ -143,17 +184,17 @@ def callback(callback: Callable[..., Any] | None = None, *args: Any, ordered: bo
                             "caller: call it as debug.callback(ordered=True)(fn, *args, **kw)")
 
         def caller(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
-            _callback(fn, args, kwargs)
+            _callback(fn, args, kwargs, ordered)
 
         return caller
-    _callback(callback, args, kwargs)
+    _callback(callback, args, kwargs, ordered)
     return None
 
 
-def _callback(fn: Any, args: tuple, kwargs: dict) -> None:
+def _callback(fn: Any, args: tuple, kwargs: dict, ordered: bool = False) -> None:
     if not callable(fn):
         raise TypeError(f"debug.callback: expected a function, got {type(fn).__name__}")
-    # ordered/partitioned: program order always; no shards
+    # Program order always (ordered only names the effect, as JAX's); no shards.
     leaves, tree = tree_util.tree_flatten((args, kwargs))
     name = getattr(fn, "__name__", type(fn).__name__)
     # Arrays (traced or not) and numbers are operands; anything else (strings, None, objects)
@@ -171,7 +212,8 @@ def _callback(fn: Any, args: tuple, kwargs: dict) -> None:
 
     operands = [leaves[i] for i in at]
     bind(debug_callback_p, *operands,
-         callback=_Fn(run, tree_util.tree_structure(tuple(operands)), name))
+         callback=_Fn(run, tree_util.tree_structure(tuple(operands)), name),
+         ordered=bool(ordered))
 
 
 def _is_operand(v: Any) -> bool:
@@ -286,7 +328,7 @@ def print(fmt: str | None = None, *args: Any, ordered: bool = False,  # noqa: A0
             _log.handle(rec)
 
     show.__name__ = "log" if _use_logging else "print"
-    _callback(show, args, kwargs)
+    _callback(show, args, kwargs, ordered)
     return None
 
 
@@ -342,7 +384,7 @@ def breakpoint(*, backend: Any = None, filter_frames: bool = True,  # noqa: A001
         (Pdb) array(42.)
         (Pdb)
     """
-    del backend, filter_frames, num_frames, ordered, kwargs
+    del backend, filter_frames, num_frames, kwargs
     frame = sys._getframe(1)
     src = SourceInfo(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
     user_globals = frame.f_globals
@@ -359,7 +401,7 @@ def breakpoint(*, backend: Any = None, filter_frames: bool = True,  # noqa: A001
         _run_pdb(scope, user_globals, src)
 
     stop.__name__ = "breakpoint"
-    _callback(stop, tuple(leaves[i] for i in traced), {})
+    _callback(stop, tuple(leaves[i] for i in traced), {}, ordered)
     return token
 
 

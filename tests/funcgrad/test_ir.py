@@ -192,12 +192,20 @@ def test_effects_of_callbacks_as_jaxs() -> None:
     names = {}
     for key, f in [("ordered", io(True)), ("io", io(False)), ("print", printing),
                    ("nested", lambda x: funcgrad.lax.cond(x > 0, printing, lambda y: y, x)),
-                   ("pure", lambda x: x * 2)]:
+                   ("pure", lambda x: x * 2),
+                   ("ordered_print", lambda x: funcgrad.debug.print("{}", x, ordered=True)),
+                   ("ordered_callback", funcgrad.grad(
+                       lambda x: funcgrad.debug.callback(print, x, ordered=False) or x))]:
         closed = funcgrad.make_jaxpr(f)(1.0)
         assert closed.effects == closed.jaxpr.effects
         names[key] = sorted(map(repr, closed.effects))
     assert names == {"ordered": ["OrderedIOEffect"], "io": ["IOEffect"],
-                     "print": ["DebugEffect"], "nested": ["DebugEffect"], "pure": []}
+                     "print": ["DebugEffect"], "nested": ["DebugEffect"], "pure": [],
+                     "ordered_print": ["OrderedDebugEffect"],
+                     "ordered_callback": ["DebugEffect"]}
+    # JAX exports the effect types: isinstance checks on jaxpr.effects
+    closed = funcgrad.make_jaxpr(lambda x: funcgrad.debug.callback(print, x, ordered=True))(1.0)
+    assert [type(e) for e in closed.effects] == [funcgrad.debug.OrderedDebugEffect]
 
 
 def test_core_eval_jaxpr_and_jaxpr_as_fun_as_jax() -> None:
