@@ -23,6 +23,7 @@ import numpy as np
 
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
+from funcgrad_nn.optim._module_params import params_view
 from funcgrad_nn.optim._transform import (
     GradientTransformation,
     _call_update,
@@ -128,6 +129,7 @@ class MultiSteps:
 
     def init(self, params: Any) -> MultiStepsState:
         """The initial state: zero counters and accumulators, the inner state."""
+        params = params_view(params)  # a Module: its trainable parameters (see there)
         count = _zero_count(params)
         _, skip_state = self._skip(_tmap(fnp.zeros_like, params), count, params)
         acc = _tmap(lambda p: fnp.zeros_like(p, dtype=self._accumulator_dtype), params)
@@ -137,6 +139,7 @@ class MultiSteps:
                **extra_args: Any) -> tuple[Any, MultiStepsState]:
         """Accumulate ``updates``; every k-th call, the inner optimizer's update of the
         mean (zeros otherwise)."""
+        updates, params = params_view(updates, dedupe=False), params_view(params)
         k_steps = self._every_k_schedule(state.gradient_step)
         should_skip, skip_state = self._skip(updates, state.gradient_step, params)
         if (np.dtype(should_skip.dtype), tuple(should_skip.shape)) != (np.dtype(bool), ()):

@@ -465,6 +465,12 @@ def periodic_update(new_tensors: Any, old_tensors: Any, steps: Any, update_perio
     return tree_util.tree_map(lambda n, o: fnp.where(due, n, o), new_tensors, old_tensors)
 
 
+def _is_fn(mask: Any) -> bool:
+    """A mask (or labels) given as a function of the parameters; a Module-shaped mask is a
+    tree, though Modules are callable."""
+    return callable(mask) and not isinstance(mask, Module)
+
+
 def _mask_tree(tree: Any, mask: Any) -> Any:
     """``tree`` with None at the leaves where ``mask`` (a prefix of it) is False."""
     return tree_util.tree_map(lambda m, t: tree_util.tree_map(
@@ -486,17 +492,23 @@ def masked(inner: GradientTransformation, mask: Any) -> GradientTransformation:
     """
 
     def init(params: Any) -> MaskedState:
-        m = mask(params) if callable(mask) else mask
+        m = mask(params) if _is_fn(mask) else mask
         return MaskedState(inner.init(_mask_tree(params, m)))
 
     def update(updates: Any, state: MaskedState, params: Any = None,
                **extra_args: Any) -> tuple[Any, Any]:
-        m = mask(updates) if callable(mask) else mask
+        m = mask(updates) if _is_fn(mask) else mask
         new, inner_state = _call_update(
             inner, _mask_tree(updates, m), state.inner_state,
             None if params is None else _mask_tree(params, m), extra_args)
-        out = tree_util.tree_map(lambda u, n: u if n is None else n, updates, new,
-                                 is_leaf=lambda x: x is None)
+        # merged leaf by leaf: a Module holding None in place of a parameter has another
+        # pytree structure than the Module (the None is not a leaf), so the two trees cannot
+        # be mapped together
+        leaves, treedef = tree_util.tree_flatten(updates)
+        flags = tree_util.tree_leaves(tree_util.tree_map(
+            lambda mm, t: tree_util.tree_map(lambda _: bool(mm), t), m, updates))
+        inner_new = iter(tree_util.tree_leaves(new))
+        out = treedef.unflatten([next(inner_new) if f else u for u, f in zip(leaves, flags)])
         return out, MaskedState(inner_state)
 
     return GradientTransformationExtraArgs(init, update)
@@ -527,14 +539,14 @@ def partition(transforms: dict[Any, GradientTransformation],
                 for k in transforms}
 
     def init(params: Any) -> PartitionState:
-        labels = param_labels(params) if callable(param_labels) else param_labels
+        labels = param_labels(params) if _is_fn(param_labels) else param_labels
         ms = masks(labels)
         return PartitionState({k: masked(tx, ms[k]).init(params)
                                for k, tx in transforms.items()})
 
     def update(updates: Any, state: PartitionState, params: Any = None,
                **extra_args: Any) -> tuple[Any, Any]:
-        labels = param_labels(updates) if callable(param_labels) else param_labels
+        labels = param_labels(updates) if _is_fn(param_labels) else param_labels
         ms = masks(labels)
         new = {}
         for k, tx in transforms.items():

@@ -82,3 +82,30 @@ def test_tied_parameter_updated_once_under_every_name():
     new = optim.apply_updates(m, updates)
     assert new[0].weight is new[1].weight
     np.testing.assert_allclose(new[0].weight, m[0].weight - g[0].weight)
+
+
+def _named(tree):
+    return dict(tree.named_parameters())
+
+
+def test_masked_and_multisteps_on_a_module_equal_their_dict_form():
+    # the dict form is checked against optax elsewhere; the Module form must give the same
+    for make in (lambda: optim.masked(optim.adam(0.1), lambda p: tree_util.tree_map(
+                     lambda x: x.ndim > 1, p)),
+                 lambda: optim.MultiSteps(optim.adamw(0.1, weight_decay=0.5), 2),
+                 lambda: optim.partition({"a": optim.sgd(0.1), "b": optim.adam(0.1)},
+                                         lambda p: tree_util.tree_map(
+                                             lambda x: "a" if x.ndim > 1 else "b", p))):
+        m = _model()
+        tx, txd = make(), make()
+        state = tx.init(m)
+        pd = _named(m)
+        sd = txd.init(pd)
+        for _ in range(2):
+            g = nn.grad(lambda m: (m(X) ** 2).mean())(m)
+            u, state = tx.update(g, state, m)
+            ud, sd = txd.update(_named(g), sd, pd)
+            m = optim.apply_updates(m, u)
+            pd = optim.apply_updates(pd, ud)
+        for k, v in pd.items():
+            np.testing.assert_allclose(_named(m)[k], v, rtol=1e-13)
