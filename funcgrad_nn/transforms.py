@@ -26,6 +26,7 @@ import re
 import warnings
 import weakref
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -477,6 +478,12 @@ def vjp(fn: Callable[..., Any], model: Module, *args: Any, has_aux: bool = False
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
+#: the funcgrad remat policy (``funcgrad.checkpoint(policy=...)``) the next :func:`checkpoint`
+#: uses: set by the forward context ``utils.checkpoint.create_selective_checkpoint_contexts``
+#: returns (PyTorch's selective activation checkpointing), None otherwise
+selective_policy: ContextVar[Any] = ContextVar("funcgrad_nn_selective_policy", default=None)
+
+
 def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | None = None,
                preserve_rng_state: bool = True,
                context_fn: Callable[[], tuple[Any, Any]] | None = None,
@@ -496,6 +503,9 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
     recomputation is pure, so it always matches). ``context_fn`` (PyTorch's, with
     ``use_reentrant=False`` only) returns two context managers: the block's forward runs
     under the first; the second, PyTorch's recomputation context, has nothing to wrap.
+    ``context_fn=functools.partial(create_selective_checkpoint_contexts, policy)`` (from
+    ``funcgrad_nn.utils.checkpoint``) is selective checkpointing: the operations the policy
+    marks saved are kept, the rest recomputed.
 
     One deliberate difference: PyTorch (both ``use_reentrant`` modes) runs the block's
     forward again in the backward pass *with its side effects*, so a training-mode BatchNorm
@@ -534,11 +544,16 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
         # goes through as an argument, so the buffers it updates are written back.
         return checkpoint(function.__func__, owner, *args, **kwargs)
     call = (function,) + args
+    policy = selective_policy.get()
 
     def inner(*a: Any) -> Any:
         _collect(a)
         before = {i: _buffer_dict(m) for i, m in enumerate(a) if isinstance(m, Module)}
-        out = a[0](*a[1:], **kwargs)
+        token = selective_policy.set(None)  # a checkpoint nested inside has its own policy
+        try:
+            out = a[0](*a[1:], **kwargs)
+        finally:
+            selective_policy.reset(token)
         # Only the buffers the call replaced come out: an unchanged one (an eval-mode
         # BatchNorm's) would come back as the checkpoint's traced output, which a module
         # outside an enclosing plain jit/make_jaxpr cannot store.
@@ -551,7 +566,7 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
 
     static = tuple(i for i, a in enumerate(call)
                    if not isinstance(a, Module) and callable(a))  # a plain function
-    out, bufs = funcgrad.checkpoint(inner, static_argnums=static)(
+    out, bufs = funcgrad.checkpoint(inner, static_argnums=static, policy=policy)(
         *(_dedup(a) for a in call))
     for i, d in bufs.items():
         _write_back(call[i], d)
