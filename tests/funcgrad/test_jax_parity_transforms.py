@@ -809,3 +809,26 @@ def test_grad_of_vmapped_cond_has_no_nan_from_branches_not_taken(jit) -> None:
     np.testing.assert_allclose(
         host(funcgrad.hessian(lambda x: funcgrad.vmap(s)(x).sum())(xs)),
         np.diag([-16.0, -0.70710678, 2.0]), rtol=1e-7, atol=1e-12)
+
+
+# -- control flow type errors start with JAX's sentence ------------------------------------------
+
+
+def test_loop_and_branch_type_errors_carry_jax_text() -> None:
+    # pytest.raises(TypeError, match=...) written against JAX 0.10.2's messages
+    lax = funcgrad.lax
+    carry = "body function carry input and carry output must have equal types"
+    with pytest.raises(TypeError, match="scan " + carry):
+        lax.scan(lambda c, x: (c + x, None), np.int32(0), dev(np.arange(3.0)))
+    with pytest.raises(TypeError, match="while_loop " + carry):
+        lax.while_loop(lambda c: c < 3, lambda c: c + 1.5, np.int32(0))
+    with pytest.raises(TypeError, match="fori_loop " + carry):
+        lax.fori_loop(0, 3, lambda i, c: c + 0.5, np.int32(0))
+    with pytest.raises(TypeError, match="while_loop body function carry input and carry output "
+                                        "must have the same pytree structure"):
+        lax.while_loop(lambda c: c[0] < 3, lambda c: c[0] + 1, (0, 1))
+    with pytest.raises(TypeError, match="cond branches must have equal output types"):
+        lax.cond(True, lambda: np.float32(1), lambda: 2.0)
+    with pytest.raises(TypeError, match="switch branch outputs must have the same pytree "
+                                        "structure"):
+        lax.switch(0, [lambda: (1.0, 2.0), lambda: 1.0])

@@ -181,7 +181,10 @@ def check_carry_types(
     """The loop carry keeps its structure, shapes and dtypes; errors name the leaf path."""
     if in_tree != out_tree:
         raise TypeError(
-            f"{what}: the carry changes structure: {in_name} is {in_tree} but {out_name} is "
+            # JAX's first sentence, which code written for JAX matches on, then the details
+            f"{what} body function carry input and carry output must have the same pytree "
+            f"structure, but they differ. {what}: the carry changes structure: {in_name} is "
+            f"{in_tree} but {out_name} is "
             f"{out_tree}; the carry must keep its pytree structure"
         )
     paths = [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(
@@ -189,7 +192,9 @@ def check_carry_types(
     for p, a, b in zip(paths, in_avals, out_avals):
         if not same_type(a, b):
             raise TypeError(
-                f"{what}: the carry{p} changes type: {in_name} has {type_str(a)} but "
+                f"{what} body function carry input and carry output must have equal types, "
+                f"but they differ. {what}: the carry{p} changes type: {in_name} has "
+                f"{type_str(a)} but "
                 f"{out_name} has {type_str(b)}; the carry must keep its shape and dtype "
                 "(cast with .astype(...) or change the initial value)"
             )

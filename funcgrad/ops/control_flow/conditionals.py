@@ -99,6 +99,8 @@ def _trace_branches(
     for t, name in zip(traced[1:], names[1:]):
         if t.out_tree != first.out_tree:
             raise TypeError(
+                # JAX's first sentence, which code written for JAX matches on
+                f"{what} branch outputs must have the same pytree structure, but they differ. "
                 f"{what} branches return different structures: {names[0]} gives "
                 f"{first.out_tree} but {name} gives {t.out_tree}"
             )
@@ -106,6 +108,7 @@ def _trace_branches(
             if not same_type(a, b):
                 where = f" (output{p})" if p else ""
                 raise TypeError(
+                    f"{what} branches must have equal output types but they differ. "
                     f"{what} branches return different types{where}: {names[0]} gives "
                     f"{type_str(a)}, {name} gives {type_str(b)}"
                 )

@@ -208,6 +208,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
         out_tree = tree_util.tree_structure(out)
         if out_tree != in_tree:
             raise TypeError(
+                "fori_loop body function carry input and carry output must have the same "
+                "pytree structure, but they differ. "
                 f"fori_loop: the carry changes structure: init_val is {in_tree} but "
                 f"body_fun's output is {out_tree}; the carry must keep its pytree structure")
         in_avals = [get_aval(v) for v in tree_util.tree_leaves(x)]
