@@ -221,6 +221,11 @@ _RANK_PROMOTION_LEVELS = ("allow", "warn", "raise")
 #: True when either promotion flag is off its default: the one switch the hot paths of
 #: binary ufuncs and traced operators read (kept by the two flags' writers)
 promotion_checks: ContextVar[bool] = ContextVar("funcgrad_promotion_checks", default=False)
+#: True while checkify traces a function with index_checks: a static integer index out of
+#: bounds (x[5] on shape (3,)) becomes an index array, so the check records it (as JAX's
+#: checkify) instead of tracing failing; outside, it is an IndexError as in NumPy
+checked_static_indices: ContextVar[bool] = ContextVar("funcgrad_checked_static_indices",
+                                                      default=False)
 
 
 def _write_rank_promotion(value: Any) -> None:

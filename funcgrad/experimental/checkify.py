@@ -38,7 +38,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
-from funcgrad import backend, tree_util
+from funcgrad import backend, config, tree_util
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.core import SourceInfo, bind, current_trace
 from funcgrad.errors import JaxRuntimeError
@@ -581,7 +581,11 @@ def checkify(f: Callable[..., Any],
             store.append(out_tree)
             return out_leaves
 
-        closed = trace_to_jaxpr(flat, [get_aval(x) for x in leaves], current_trace())
+        token = config.checked_static_indices.set(OOBError in errors)
+        try:
+            closed = trace_to_jaxpr(flat, [get_aval(x) for x in leaves], current_trace())
+        finally:
+            config.checked_static_indices.reset(token)
         sites = _Sites(errors)
         sites.walk(closed.jaxpr)
         state, outs = _interpret(closed.jaxpr, closed.consts, leaves, sites.initial_state(),

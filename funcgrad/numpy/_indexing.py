@@ -24,6 +24,7 @@ import funcgrad.ops.control_flow as _loops
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.reductions as _red
 import funcgrad.ops.shape as _shape
+from funcgrad import config
 from funcgrad.avals import get_aval, result_dtype
 from funcgrad.backend import (
     device_of,
@@ -252,12 +253,26 @@ def _getitem(x: Any, idx: Any) -> Any:
                [5, 3]])
     """
     if type(idx) is int:  # the hot path: t[i]
-        return _ga.gather_p.bind(x, indexer=(idx,), mode="raise")
+        try:
+            return _ga.gather_p.bind(x, indexer=(idx,), mode="raise")
+        except _ix.IndexingError:
+            if not config.checked_static_indices.get():
+                raise
+            return _getitem(x, numpy.asarray(idx))
     scalar_bools = _scalar_bool_positions(idx)
     if scalar_bools:
         return _getitem_scalar_bools(x, idx, scalar_bools)
     indexer, arrays = _parse_index(x, idx)
-    return _ga.gather_canonical(x, *arrays, indexer=indexer)
+    try:
+        return _ga.gather_canonical(x, *arrays, indexer=indexer)
+    except _ix.IndexingError:
+        if not config.checked_static_indices.get() or not any(type(e) is int for e in indexer):
+            raise
+    # Under checkify's index_checks: the integers as 0-d index arrays (the same selection,
+    # as NumPy defines it), so an out-of-bounds one is a recorded check, not a trace error.
+    entries = idx if type(idx) is tuple else (idx,)
+    return _getitem(x, tuple(numpy.asarray(e) if type(e) is int
+                             or isinstance(e, numpy.integer) else e for e in entries))
 
 
 def _is_scalar_bool(e: Any) -> bool:

@@ -113,6 +113,14 @@ def test_automatic_checks() -> None:
     ic = checkify.index_checks
     assert ck(lambda x, i: x[i], errors=ic)(x, -5)[0].get().startswith(oob.format(-2))
     assert ck(lambda x, i: x[i], errors=ic)(x, 2)[0].get() is None
+    # static integers too (JAX 0.10.2: x[5] -> the error and 2; x[-5] -> index -2 and 0)
+    for f, i, want in [(lambda v: v[5], 5, 2), (lambda v: v[-5], -2, 0),
+                       (lambda v: v[None, 5][0], 5, 2), (funcgrad.jit(lambda v: v[5]), 5, 2)]:
+        err, out = ck(f, errors=ic)(x)
+        assert err.get().startswith(oob.format(i))
+        assert int(out) == want
+    with pytest.raises(IndexError, match="index 5 is out of bounds"):
+        ck(lambda v: v[5])(x)  # not checked: NumPy's error, at the trace
     assert ck(lambda x: x.at[7].set(1), errors=ic)(x)[0].get().startswith(oob.format(7))
     assert ck(lambda x: x.at[7].get(mode="fill", fill_value=0), errors=ic)(x)[0].get(
         ).startswith(oob.format(7))
