@@ -29,7 +29,10 @@ from funcgrad_nn._torch_idioms import add_torch_idiom_note
 from funcgrad_nn.module import _LIVE_MODULES, Module
 from funcgrad_nn.optim import _torch_transform as T
 from funcgrad_nn.optim._transform import (
+    EmptyState,
     GradientTransformation,
+    _as_dtype,
+    _tmap,
     add_decayed_weights,
     apply_updates,
     chain,
@@ -1392,8 +1395,21 @@ def _with_options(group: dict[str, Any], core: GradientTransformation, *,
         parts.append(add_decayed_weights(wd))
     parts.append(core)
     if T.nonzero(wd) and decoupled:
-        parts.append(add_decayed_weights(-group["lr"] * wd))
+        parts.append(_decoupled_decay(group["lr"], wd))
     return chain(*parts)
+
+
+def _decoupled_decay(lr: Any, wd: Any) -> GradientTransformation:
+    """PyTorch's decoupled weight decay, ``p.mul_(1 - lr * wd)`` before the algorithm's step,
+    as an update: ``p * (1 - lr * wd) - p`` (the decayed parameter rounded in its dtype, as
+    PyTorch's in-place multiply rounds it, then the exact difference) rather than
+    ``-lr * wd * p``, which in float16 moves parameters that PyTorch's rounding leaves put."""
+
+    def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
+        return _tmap(lambda g, p: g + (p * _as_dtype(1 - lr * wd, p) - p), updates,
+                     params), state
+
+    return GradientTransformation(lambda params: EmptyState(), update)
 
 
 # -- the algorithms ----------------------------------------------------------------------------
