@@ -207,6 +207,8 @@ def least_squares(fun: Callable[..., Any], x0: Any, jac: Any = "2-point",
     ``funcgrad.jacfwd`` Jacobian (SciPy's finite-difference names are accepted). Returns
     SciPy's ``OptimizeResult`` (``x``, ``cost``, ``fun``, ``jac``, ``grad``, ``optimality``,
     ``active_mask``, ``nfev``, ``njev``, ``status``, ``message``, ``success``).
+    ``x_scale``, ``diff_step``, ``tr_solver``, ``tr_options``, ``jac_sparsity``,
+    ``verbose``, ``callback`` and ``workers`` are accepted and have no effect.
 
     Example:
         >>> import numpy as np, funcgrad.numpy as fnp
