@@ -435,8 +435,10 @@ class EventList(list):
             return "  ".join(out).rstrip()
 
         lines = []
-        if header:
-            lines.append(header)
+        if header is not None:  # PyTorch's banner: a rule of '=' over the table's width
+            lines += ["=" * len(sep), header]
+        if top_level_events_only:
+            lines += ["=" * len(sep), "This report only display top-level ops statistics"]
         lines += [sep, line(cols), sep]
         for e in rows:
             vals = [e.key, f"{100 * e.self_cpu_time_total / total_self:.2f}%",
