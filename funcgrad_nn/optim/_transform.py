@@ -108,8 +108,13 @@ def _module_aware_update(update: Callable[..., Any]) -> Callable[..., Any]:
     if getattr(update, "_module_aware", False):
         return update
 
-    def wrapped(updates: Any, state: Any, params: Any = None, **extra: Any) -> Any:
-        return update(params_view(updates, dedupe=False), state, params_view(params), **extra)
+    def wrapped(updates: Any, state: Any, *params: Any, **extra: Any) -> Any:
+        # the arguments forwarded as given: an update written as ``lambda u, s: ...`` still
+        # works when called without params
+        if "params" in extra:
+            extra["params"] = params_view(extra["params"])
+        return update(params_view(updates, dedupe=False), state,
+                      *[params_view(p) for p in params], **extra)
 
     wrapped._module_aware = True  # type: ignore[attr-defined]
     wrapped.__wrapped__ = update  # type: ignore[attr-defined]

@@ -109,3 +109,12 @@ def test_masked_and_multisteps_on_a_module_equal_their_dict_form():
             pd = optim.apply_updates(pd, ud)
         for k, v in pd.items():
             np.testing.assert_allclose(_named(m)[k], v, rtol=1e-13)
+
+
+def test_update_arguments_are_forwarded_as_given():
+    # the Module-aware wrapping must not add a params argument an update does not take
+    tx = optim.GradientTransformation(lambda p: (), lambda u, s: (u * 2, s))
+    np.testing.assert_array_equal(tx.update(np.ones(1), tx.init(0))[0], [2.0])
+    tx = optim.sgd(0.5)
+    p = np.ones(1)
+    np.testing.assert_array_equal(tx.update(np.ones(1), tx.init(p), params=p)[0], [-0.5])
