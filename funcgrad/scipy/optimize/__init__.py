@@ -1,6 +1,6 @@
 """funcgrad.scipy.optimize: ``minimize`` (BFGS and JAX's experimental L-BFGS) and ``line_search``, as
 ``jax.scipy.optimize``: pure functions of arrays, usable under ``jit`` and ``vmap``; SciPy's
-host methods ``Nelder-Mead``, ``L-BFGS-B`` (bounds), ``CG``, ``Newton-CG``; and
+host methods ``Nelder-Mead``, ``Powell``, ``L-BFGS-B`` (bounds), ``CG``, ``Newton-CG``; and
 SciPy's scalar root finders ``brentq``, ``bisect``, ``root_scalar`` (differentiable in their
 ``args`` by the implicit function theorem).
 
@@ -46,6 +46,7 @@ from funcgrad.scipy.optimize._least_squares import fsolve, least_squares, root
 from funcgrad.scipy.optimize._line_search import LineSearchResults, line_search
 from funcgrad.scipy.optimize._neldermead import minimize_neldermead
 from funcgrad.scipy.optimize._objective import Bounds, Objective, host_bounds
+from funcgrad.scipy.optimize._powell import minimize_powell
 from funcgrad.scipy.optimize._scalar import OptimizeResult, bracket, minimize_scalar
 from funcgrad.scipy.optimize._zeros import RootResults, bisect, brentq, root_scalar
 
@@ -86,7 +87,7 @@ def minimize(fun: Callable[..., Any], x0: Any, args: tuple = (), *, method: str 
     ``method`` (case-insensitive; default ``"BFGS"``, ``"L-BFGS-B"`` with ``bounds``, as
     SciPy) is ``"BFGS"`` or JAX's ``"l-bfgs-experimental-do-not-rely-on-this"``: these are
     ``jax.scipy.optimize.minimize`` (pure functions: ``jit`` and ``vmap`` work) and return the
-    NamedTuple :class:`OptimizeResults`. SciPy's ``"Nelder-Mead"``, ``"L-BFGS-B"`` (with
+    NamedTuple :class:`OptimizeResults`. SciPy's ``"Nelder-Mead"``, ``"Powell"``, ``"L-BFGS-B"`` (with
     ``bounds``), ``"CG"`` and ``"Newton-CG"`` iterate on the host (they branch on the values:
     a traced ``x0`` or ``fun`` raises ``TypeError``) and return SciPy's :class:`OptimizeResult`
     (``x``, ``fun``, ``jac``, ``nit``, ``nfev``, ``njev``, ``success``, ``status``,
@@ -95,7 +96,8 @@ def minimize(fun: Callable[..., Any], x0: Any, args: tuple = (), *, method: str 
     ``jac``: ``None`` (``funcgrad.grad`` of ``fun``), a callable ``jac(x, *args)``, or
     ``True`` (``fun`` returns ``(f, g)``); ``hess``/``hessp`` for Newton-CG (default:
     forward-over-reverse Hessian-vector products); ``bounds``: a :class:`Bounds` or
-    ``(min, max)`` pairs (``None`` for no bound) for L-BFGS-B and Nelder-Mead; ``callback``
+    ``(min, max)`` pairs (``None`` for no bound) for L-BFGS-B, Nelder-Mead and Powell;
+    ``callback``
     as SciPy's (``callback(xk)`` or ``callback(intermediate_result)``; ``StopIteration``
     stops; host methods only). ``tol`` sets the method's tolerances as SciPy does.
 
@@ -134,7 +136,7 @@ def minimize(fun: Callable[..., Any], x0: Any, args: tuple = (), *, method: str 
     if name not in _METHODS:
         raise ValueError(f"minimize: method {method!r} not recognized (funcgrad supports "
                          "'BFGS', 'l-bfgs-experimental-do-not-rely-on-this', 'Nelder-Mead', "
-                         "'L-BFGS-B', 'CG' and 'Newton-CG')")
+                         "'Powell', 'L-BFGS-B', 'CG' and 'Newton-CG')")
     if bounds is not None:
         raise ValueError(f"minimize: method {method!r} cannot handle bounds; use 'L-BFGS-B' "
                          "or 'Nelder-Mead'")
@@ -208,11 +210,11 @@ def _minimize_host(name: str, fun: Callable[..., Any], x0: Any, args: tuple, jac
     if tol is not None:
         for key in tol_options:
             options.setdefault(key, tol)
-    if name in ("nelder-mead", "l-bfgs-b"):
+    if name in ("nelder-mead", "l-bfgs-b", "powell"):
         options["bounds"] = host_bounds("minimize", bounds, x_host.size)
     elif bounds is not None:
-        raise ValueError(f"minimize: method {name!r} cannot handle bounds; use 'L-BFGS-B' or "
-                         "'Nelder-Mead'")
+        raise ValueError(f"minimize: method {name!r} cannot handle bounds; use 'L-BFGS-B', "
+                         "'Nelder-Mead' or 'Powell'")
     if name != "newton-cg" and (hess is not None or hessp is not None):
         raise ValueError(f"minimize: method {name!r} does not use hess/hessp")
     obj = Objective("minimize", fun, args, device, numpy.float64, jac=jac, hess=hess,
@@ -235,6 +237,9 @@ _METHODS: dict[str, tuple[Callable[..., Any], set[str]]] = {
 
 # SciPy's host methods: (solver, its options, the options tol sets)
 _HOST_METHODS: dict[str, tuple[Callable[..., Any], set[str], tuple[str, ...]]] = {
+    "powell": (minimize_powell,
+               {"xtol", "ftol", "maxiter", "maxfev", "disp", "direc", "return_all"},
+               ("xtol", "ftol")),
     "nelder-mead": (minimize_neldermead,
                     {"maxiter", "maxfev", "disp", "return_all", "initial_simplex", "xatol",
                      "fatol", "adaptive"}, ("xatol", "fatol")),

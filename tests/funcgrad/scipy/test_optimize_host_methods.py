@@ -131,3 +131,17 @@ def test_host_method_errors():
         minimize(lambda x: x ** 2, np.zeros(2), method="Nelder-Mead")
     with pytest.raises(ValueError, match="callback"):
         minimize(rosen, np.zeros(2), method="BFGS", callback=print)
+
+
+@pytest.mark.filterwarnings("ignore:Initial guess is not within the specified bounds")
+def test_powell_is_scipys_step_for_step():
+    for x0 in (np.array([-1.2, 1.0]), np.full(3, 0.5)):
+        got = minimize(rosen, dev(x0), method="Powell")
+        want = so.minimize(so.rosen, x0, method="Powell")
+        np.testing.assert_allclose(host(got.x), want.x, rtol=1e-10)
+        assert (got.nit, got.nfev, got.status) == (want.nit, want.nfev, want.status)
+    for bounds in ([(0, 0.5), (None, None), (2, 3)], [(0, None), (None, 1.5), (-1, 4)]):
+        got = minimize(quad, np.full(3, 0.2), method="Powell", bounds=bounds)
+        want = so.minimize(quad_np, np.full(3, 0.2), method="Powell", bounds=bounds)
+        np.testing.assert_allclose(host(got.x), want.x, rtol=1e-10)
+        assert (got.nit, got.nfev) == (want.nit, want.nfev)
