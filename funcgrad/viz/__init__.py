@@ -28,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from funcgrad import tree_util
+from funcgrad.ad_checkpoint import saved_residuals
 from funcgrad.api import linearize, make_jaxpr, value_and_grad, vjp
 from funcgrad.ir import ClosedJaxpr, Jaxpr, Literal, Var
 
@@ -322,7 +323,7 @@ def _const_labels(params: Any) -> dict[int, str]:
 def make_dot(loss_fn: Callable[..., Any], *args: Any, backward: bool = False,
              show_params: bool = False, params: dict[str, Any] | None = None,
              show_attrs: bool | None = None, max_attr_chars: int = 50,
-             **kwargs: Any) -> DotGraph:
+             show_saved: bool = False, **kwargs: Any) -> DotGraph:
     """``torchviz.make_dot``-style picture of a loss: inputs named by pytree paths.
 
     ``loss_fn(*args)`` usually takes a Module first (its parameters show up as
@@ -331,8 +332,11 @@ def make_dot(loss_fn: Callable[..., Any], *args: Any, backward: bool = False,
     (``make_dot(model(x))``) this takes the function computing it and its arguments. As
     torchviz's: ``params`` (a dict name -> array, e.g. ``dict(model.named_parameters())``)
     names the arrays ``loss_fn`` closes over or receives, ``show_attrs`` shows each
-    operation's parameters (also ``show_params``), cut to ``max_attr_chars``. Other keyword
-    arguments go to ``loss_fn``. The result is the DOT text, a :class:`DotGraph` with
+    operation's parameters (also ``show_params``), cut to ``max_attr_chars``, and
+    ``show_saved`` adds the values reverse mode keeps for the backward pass (torchviz's
+    orange saved-tensor nodes; ``funcgrad.ad_checkpoint.saved_residuals``), each with its
+    shape and the operation and line that made it. Other keyword arguments go to
+    ``loss_fn``. The result is the DOT text, a :class:`DotGraph` with
     ``render(filename, format=...)`` as a ``graphviz.Digraph``.
 
     Example:
@@ -345,6 +349,8 @@ def make_dot(loss_fn: Callable[..., Any], *args: Any, backward: bool = False,
         >>> x = np.ones((2, 3), np.float32)
         >>> dot = make_dot(lambda: model(x).mean(), params=dict(model.named_parameters()))
         >>> "weight" in dot and "bias" in dot
+        True
+        >>> "saved for backward" in make_dot(lambda m, x: m(x).sum(), model, x, show_saved=True)
         True
     """
     if not callable(loss_fn):
@@ -373,9 +379,25 @@ def make_dot(loss_fn: Callable[..., Any], *args: Any, backward: bool = False,
         else:
             closed = make_jaxpr(lambda *a: loss_fn(*a, **kwargs))(*args)
             out_names = ["loss"]
-    return DotGraph(jaxpr_to_dot(closed, in_names=names, out_names=out_names,
-                                 show_params=show_params, const_names=labels,
-                                 max_param_chars=max_attr_chars))
+        dot = jaxpr_to_dot(closed, in_names=names, out_names=out_names,
+                           show_params=show_params, const_names=labels,
+                           max_param_chars=max_attr_chars)
+        if show_saved:
+            # loss_fn itself when it can be, so the arguments keep their names
+            fn = (lambda *a: loss_fn(*a, **kwargs)) if kwargs else loss_fn
+            dot = _with_saved(dot, saved_residuals(fn, *args))
+    return DotGraph(dot)
+
+
+def _with_saved(dot: str, saved: list[tuple[Any, str]]) -> str:
+    """``dot`` with a cluster of the residuals reverse mode saves, torchviz's orange nodes."""
+    lines = ["  subgraph cluster_saved {", '    label="saved for backward";']
+    for i, (aval, where) in enumerate(saved):
+        lines.append(f"    saved{i} [label={_q(aval.str_short() + chr(10) + where)}, "
+                     'shape="box", style="filled", fillcolor="orange"];')
+    lines.append("  }")
+    head, _, _ = dot.rstrip().rpartition("}")
+    return head + "\n".join(lines) + "\n}\n"
 
 
 def graphviz_available() -> bool:

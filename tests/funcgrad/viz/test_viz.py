@@ -20,7 +20,7 @@ def f(x, y):
 
 X, Y = np.ones(3), np.arange(3.0)
 
-_NODE = re.compile(r'^\s*(n\d+) \[label="((?:[^"\\]|\\.)*)"(?:, \w+="(?:[^"\\]|\\.)*")*\];$')
+_NODE = re.compile(r'^\s*((?:n|saved)\d+) \[label="((?:[^"\\]|\\.)*)"(?:, \w+="(?:[^"\\]|\\.)*")*\];$')
 _EDGE = re.compile(r"^\s*(n\d+) -> (n\d+)( \[label=\"[^\"]*\"\])?;$")
 
 
@@ -190,3 +190,19 @@ def test_dot_graph_has_digraphs_source_save_and_render(tmp_path):
         with pytest.raises(ImportError, match="graphviz"):
             dot.render("g", directory=tmp_path, format="svg")
     assert isinstance(viz.to_dot(f, X, Y), viz.DotGraph)
+
+
+def test_make_dot_show_saved_adds_the_residuals_as_torchviz():
+    # torchviz's make_dot(..., show_saved=True) draws the tensors autograd saved for the
+    # backward pass (the keyword went on to the function here); here they are what
+    # saved_residuals lists: x (for the weight's gradient), the transposed weight (for x's)
+    # and the pre-activation (for relu's)
+    model = nn.Sequential(nn.Linear(3, 2), nn.ReLU())
+    x = np.ones((4, 3), np.float32)
+    plain = viz.make_dot(lambda m, x: m(x).sum(), model, x)
+    dot = viz.make_dot(lambda m, x: m(x).sum(), model, x, show_saved=True)
+    nodes, _ = parse_dot(dot)
+    saved = sorted(lbl for name, lbl in nodes.items() if name.startswith("saved"))
+    assert "saved for backward" in dot and "saved for backward" not in plain
+    assert len(saved) == 3 and "f32[4,3]\\nfrom the argument x" in saved
+    assert any(lbl.startswith("f32[4,2]\\noutput of add") for lbl in saved)
