@@ -138,8 +138,8 @@ def minimize(fun: Callable[..., Any], x0: Any, args: tuple = (), *, method: str 
                          "'BFGS', 'l-bfgs-experimental-do-not-rely-on-this', 'Nelder-Mead', "
                          "'Powell', 'L-BFGS-B', 'CG' and 'Newton-CG')")
     if bounds is not None:
-        raise ValueError(f"minimize: method {method!r} cannot handle bounds; use 'L-BFGS-B' "
-                         "or 'Nelder-Mead'")
+        raise ValueError(f"minimize: method {method!r} cannot handle bounds; use 'L-BFGS-B', "
+                         "'Nelder-Mead' or 'Powell'")
     if callback is not None or hess is not None or hessp is not None:
         raise ValueError(f"minimize: method {method!r} is one jit-able loop: it calls no "
                          "callback and uses no hess/hessp; use a host method ('L-BFGS-B', "
