@@ -61,6 +61,7 @@ from funcgrad.errors import DeviceMismatchError
 from funcgrad_nn import init as _init
 from funcgrad_nn.module import Module
 from funcgrad_nn.serialization import load, save
+from funcgrad_nn.transforms import carry_no_grad
 from funcgrad_nn.transforms import jit as _nn_jit
 from funcgrad_nn.transforms import value_and_grad as _nn_value_and_grad
 from funcgrad_nn.utils.clip_grad import clip_grads_by_norm
@@ -496,11 +497,14 @@ class Trainer:
         return tree_util.tree_map(put, batch)
 
     def _apply(self, grads: Any) -> None:
+        # carry_no_grad: parameters the loss did not reach keep no gradient (skipped by the
+        # optimizer, as PyTorch's .grad None) through clipping
         if self.clip_grad_value is not None:  # pure form: jit outputs may share memory
             v = self.clip_grad_value
-            grads = tree_util.tree_map(lambda g: None if g is None else g.clip(-v, v), grads)
+            grads = carry_no_grad([grads], tree_util.tree_map(
+                lambda g: None if g is None else g.clip(-v, v), grads))
         if self.clip_grad_norm is not None:
-            grads, _ = clip_grads_by_norm(grads, self.clip_grad_norm)
+            grads = carry_no_grad([grads], clip_grads_by_norm(grads, self.clip_grad_norm)[0])
         self.optimizer.step(grads)
         self.global_step += 1
         if self.scheduler is not None and self.scheduler_interval == "step":
@@ -529,8 +533,8 @@ class Trainer:
                     raise FloatingPointError(
                         f"fit: the loss became {loss_value} at epoch {self.epoch + 1}, step "
                         f"{self.global_step}; lower the learning rate or clip gradients")
-                pending = grads if pending is None else tree_util.tree_map(
-                    lambda a, b: a + b, pending, grads)
+                pending = grads if pending is None else carry_no_grad(
+                    [pending, grads], tree_util.tree_map(lambda a, b: a + b, pending, grads))
                 n_pending += 1
                 if n_pending == self.grad_accumulation:
                     self._apply(self._averaged(pending, n_pending))
@@ -559,7 +563,8 @@ class Trainer:
     def _averaged(grads: Any, n: int) -> Any:
         if n == 1:
             return grads
-        return tree_util.tree_map(lambda g: None if g is None else g / g.dtype.type(n), grads)
+        return carry_no_grad([grads], tree_util.tree_map(
+            lambda g: None if g is None else g / g.dtype.type(n), grads))
 
     def evaluate(self, loader: Iterable[Any]) -> dict[str, float]:
         """Mean loss and metrics over ``loader`` in eval mode (no parameter updates).

@@ -266,6 +266,29 @@ def no_grad_leaves(grads: Any) -> frozenset[int]:
         return frozenset()
 
 
+def carry_no_grad(sources: Sequence[Any], result: Any) -> Any:
+    """Record on ``result`` (a gradient computed leaf by leaf from the module-shaped gradients
+    ``sources``: clipped, summed over micro-batches, averaged) the parameters none of them
+    has a gradient for, and return it: the optimizers then skip those, as PyTorch skips a
+    parameter whose ``.grad`` stayed None through accumulation and clipping.
+
+    >>> import numpy as np, funcgrad_nn as nn
+    >>> from funcgrad import tree_util
+    >>> m = nn.Sequential(nn.Linear(2, 1), nn.Linear(2, 1))
+    >>> g = nn.grad(lambda m: m[0](np.ones((1, 2), np.float32)).sum())(m)
+    >>> halved = carry_no_grad([g], tree_util.tree_map(lambda x: x / 2, g))
+    >>> sorted(no_grad_leaves(halved))
+    [2, 3]
+    """
+    marks = None
+    for src in sources:
+        m = no_grad_leaves(src)
+        marks = m if marks is None else marks & m
+    if marks and isinstance(result, Module):
+        _NO_GRAD[result] = marks
+    return result
+
+
 class _NoGradMarks:
     """The no-gradient records of the Modules in a jitted function's output, carried out of
     ``funcgrad.jit`` as static structure (a pytree node without children)."""

@@ -7,6 +7,7 @@ float16, rounded where torch rounds it (fixtures/make_adamw_half_fixtures.py).""
 
 import numpy as np
 import pytest
+from helpers import DEVICE, dev, host
 
 import funcgrad_nn as nn
 from funcgrad import tree_util
@@ -111,3 +112,19 @@ def test_adamw_float16_decay_rounds_as_torch():
     # one element keeps a 1-ulp difference: torch's fused addcdiv rounds once where the
     # update here is rounded before it is added
     assert ulps.max() <= 1 and (ulps == 0).sum() >= 15
+
+
+@pytest.mark.parametrize("opts", [dict(clip_grad_norm=1.0), dict(grad_accumulation=2),
+                                  dict(clip_grad_value=0.1, grad_accumulation=2)])
+def test_trainer_keeps_unused_parameters_skipped_through_clipping_and_accumulation(opts):
+    from funcgrad_nn.train import fit
+
+    m = _net().to(DEVICE)
+    opt = optim.AdamW(m.parameters(), lr=0.1, weight_decay=0.5)
+    batches = [dev((X, np.zeros((4, 1)))), dev((X[::-1].copy(), np.ones((4, 1))))]
+    fit(m, nn.MSELoss(), opt, batches, epochs=1, progress=False, **opts)
+    got = m.state_dict()
+    for k in ("frozen_run.weight", "frozen_run.bias", "never.weight", "never.bias"):
+        np.testing.assert_array_equal(host(got[k]), W[k])
+    assert not np.array_equal(host(got["a.weight"]), W["a.weight"])
+    assert len(opt.state) == 4
