@@ -778,9 +778,11 @@ def fwd_and_bwd(fun: Callable[..., Any], argnums: int | Sequence[int], has_aux: 
 
 
 def _vjp(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pullback: bool,
-         fname: str = "vjp") -> Any:
+         fname: str = "vjp", zeros: list[bool] | None = None) -> Any:
     """``vjp``; ``eager_pullback``: the caller calls the pullback right away, at the top
-    level, with concrete cotangents (grad does), which allows the eager tape."""
+    level, with concrete cotangents (grad does), which allows the eager tape. ``zeros``: each
+    pullback call fills it with one flag per primal leaf, True where the cotangent is a
+    symbolic zero (as :func:`_value_and_grad`'s)."""
     flat, p_tree, all_outs, pull_leaves, out_avals, residuals = _vjp_parts(
         fun, primals, has_aux, eager_pullback, fname)
     out_tree, n = flat.out_tree, flat.n_out
@@ -795,7 +797,7 @@ def _vjp(fun: Callable[..., Any], primals: tuple, has_aux: bool, eager_pullback:
                            where=_leaf_where(where_tree, i, "cotangent"))
             for i, (c, pa) in enumerate(zip(ct_leaves, out_primal_avals))
         ]
-        return pull_leaves(cts, res)
+        return pull_leaves(cts, res, zeros=zeros)
 
     # A pytree over the residuals, as JAX's: it may be returned from (or passed to) jit.
     f_vjp = tree_util.Partial(vjp_with, residuals)

@@ -34,7 +34,7 @@ import numpy as np
 import funcgrad
 from funcgrad import numpy as fnp
 from funcgrad import tree_util
-from funcgrad.api import _value_and_grad
+from funcgrad.api import _value_and_grad, _vjp
 from funcgrad.backend import device_of, is_writeable
 from funcgrad.core import is_tracer
 from funcgrad.debug.nans import nans_enabled
@@ -491,12 +491,13 @@ def vjp(fn: Callable[..., Any], model: Module, *args: Any, has_aux: bool = False
             aux = None
         return out, (aux, _buffer_dict(copy, writes=True))
 
-    out, pullback, (aux, bufs) = funcgrad.vjp(inner, trainable, has_aux=True)
+    zeros: list[bool] = []
+    out, pullback, (aux, bufs) = _vjp(inner, (trainable,), True, False, "vjp", zeros=zeros)
     _write_back(model, bufs)
 
     def vjp_fn(cotangent: Any) -> Module:
         (gs,) = pullback(torch_cotangents(cotangent))
-        return _module_grads(treedef, grad_slots, torch_cotangents(gs))
+        return _module_grads(treedef, grad_slots, torch_cotangents(gs), zeros)
 
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 

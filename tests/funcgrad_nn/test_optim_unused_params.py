@@ -128,3 +128,16 @@ def test_trainer_keeps_unused_parameters_skipped_through_clipping_and_accumulati
         np.testing.assert_array_equal(host(got[k]), W[k])
     assert not np.array_equal(host(got["a.weight"]), W["a.weight"])
     assert len(opt.state) == 4
+
+
+def test_vjp_gradients_record_unused_parameters_too():
+    # a GAN's generator step: out = G(z) now, out.backward(ct) later; torch leaves .grad None
+    # at parameters the output does not depend on
+    m = _net()
+    out, vjp_fn = nn.vjp(lambda m, x: m(x), m, X)
+    g = vjp_fn(np.ones_like(out))
+    assert sorted(no_grad_leaves(g)) == [2, 3, 4, 5]
+    opt = optim.AdamW(m.parameters(), lr=0.1, weight_decay=0.5)
+    opt.step(g)
+    np.testing.assert_array_equal(m.never.weight, W["never.weight"])
+    assert len(opt.state) == 4
