@@ -50,7 +50,8 @@ import funcgrad
 from funcgrad.backend import canonical_device
 from funcgrad_nn.module import Module, Parameter
 
-__all__ = ["load", "save", "save_model", "load_model", "CheckpointError"]
+__all__ = ["load", "save", "save_model", "load_model", "save_file", "load_file",
+           "CheckpointError"]
 
 _FORMAT = "funcgrad_nn.save/2"
 _NPZ_FORMAT = "funcgrad_nn.save/1"
@@ -647,16 +648,68 @@ def save_model(model: Any, filename: str | os.PathLike,
     >>> list(load(path))
     ['0.weight']
     """
-    metadata = dict(metadata or {})
-    for key, value in metadata.items():
-        if not isinstance(key, str) or not isinstance(value, str):
-            raise TypeError(f"save_model: metadata must map str to str, got {key!r}: {value!r}")
+    metadata = _check_metadata(metadata, "save_model")
     state = model.state_dict()
     for kept, dropped in _tied_names(model).items():
         for name in dropped:
             metadata.setdefault(name, kept)
             del state[name]
     _save(state, filename, metadata)
+
+
+def _check_metadata(metadata: Any, fname: str) -> dict[str, str]:
+    metadata = dict(metadata or {})
+    for key, value in metadata.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise TypeError(f"{fname}: metadata must map str to str, got {key!r}: {value!r}")
+    return metadata
+
+
+def save_file(tensors: Mapping[str, Any], filename: str | os.PathLike,
+              metadata: dict[str, str] | None = None) -> None:
+    """``safetensors.torch.save_file``: a flat dict name -> array as a safetensors file, with
+    the caller's ``metadata`` strings (read back with ``safetensors.safe_open(filename,
+    "numpy").metadata()``); arrays on any device, written atomically as :func:`save`. The
+    file opens with ``safetensors.torch.load_file`` and :func:`load_file`.
+
+    >>> import os, tempfile, numpy as np, safetensors
+    >>> path = os.path.join(tempfile.mkdtemp(), "w.safetensors")
+    >>> save_file({"w": np.ones((2, 2), np.float32)}, path, metadata={"step": "10"})
+    >>> load_file(path)["w"].shape
+    (2, 2)
+    >>> safetensors.safe_open(path, "numpy").metadata()["step"]
+    '10'
+    """
+    if not isinstance(tensors, Mapping):
+        raise TypeError(f"save_file: expected a dict name -> array, got "
+                        f"{type(tensors).__name__}")
+    for key, value in tensors.items():
+        if not isinstance(key, str):
+            raise TypeError(f"save_file: tensor names must be strings, got {key!r}")
+        if not (hasattr(value, "shape") and hasattr(value, "dtype")):
+            # safetensors.torch refuses a non-tensor value too; nn.save takes nested objects
+            raise TypeError(f"save_file: {key!r} is a {type(value).__name__}, not an array "
+                            "(use funcgrad_nn.save for nested state with Python values)")
+    _save(dict(tensors), filename, _check_metadata(metadata, "save_file"))
+
+
+def load_file(filename: str | os.PathLike, device: Any = "cpu") -> dict[str, Any]:
+    """``safetensors.torch.load_file``: the arrays of a safetensors file (written here or by
+    PyTorch's ``save_file``) as a dict name -> array on ``device`` (``load``'s
+    ``map_location``).
+
+    >>> import os, tempfile, numpy as np
+    >>> path = os.path.join(tempfile.mkdtemp(), "w.safetensors")
+    >>> save_file({"b": np.zeros(3, np.float32)}, path)
+    >>> sorted(load_file(path))
+    ['b']
+    """
+    out = load(filename, map_location=device)
+    if not isinstance(out, Mapping) or not all(
+            isinstance(k, str) and hasattr(v, "shape") for k, v in out.items()):
+        raise CheckpointError(f"load_file: {_describe(filename)} holds nested state, not a "
+                              "flat dict of arrays: read it with funcgrad_nn.load")
+    return dict(out)
 
 
 def load_model(model: Any, filename: str | os.PathLike, strict: bool = True,

@@ -21,6 +21,7 @@ import safetensors.numpy
 
 import funcgrad_nn as nn
 from funcgrad_nn.serialization import CheckpointError
+from tests.helpers import dev, host
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -559,3 +560,29 @@ def test_torch_save_and_load_arguments_are_accepted(tmp_path):
         nn.save({"w": np.ones(2)}, path, pickle)
     with pytest.raises(TypeError, match="never unpickles"):
         nn.load(path, None, pickle)
+
+
+def test_save_file_and_load_file_as_safetensors_torch(tmp_path):
+    # safetensors.torch's save_file/load_file twins: a flat dict with str metadata; the torch
+    # fixture (fixtures/make_torch_safetensors.py, safetensors.torch.save_file) loads as a
+    # flat dict, bfloat16 as its exact float32 values
+    from funcgrad_nn.serialization import load_file, save_file
+
+    path = str(tmp_path / "w.safetensors")
+    w = dev(np.arange(6, dtype=np.float32).reshape(2, 3))
+    save_file({"w": w, "i": dev(np.array([1, 2], np.int64))}, path, metadata={"step": "3"})
+    out = load_file(path)
+    assert sorted(out) == ["i", "w"] and out["w"].dtype == np.float32
+    np.testing.assert_array_equal(host(out["w"]), host(w))
+    with safetensors.safe_open(path, "numpy") as f:
+        assert f.metadata()["step"] == "3"
+        np.testing.assert_array_equal(f.get_tensor("i"), [1, 2])
+    dtypes = load_file(os.path.join(FIXTURES, "torch_dtypes.safetensors"))
+    np.testing.assert_array_equal(host(dtypes["bfloat16"]), host(dtypes["bfloat16_as_float32"]))
+    with pytest.raises(TypeError, match="not an array"):
+        save_file({"w": w, "step": 3}, path)
+    with pytest.raises(TypeError, match="metadata must map str to str"):
+        save_file({"w": w}, path, metadata={"step": 3})
+    nn.save({"model": {"w": w}, "epoch": 2}, path)
+    with pytest.raises(CheckpointError, match="nested state"):
+        load_file(path)
