@@ -476,6 +476,13 @@ def _is_fn(mask: Any) -> bool:
     return callable(mask) and not isinstance(mask, Module)
 
 
+def _mask_view(mask: Any) -> Any:
+    """A Module-shaped mask or label tree made over the whole model (its buffers and frozen
+    parameters too, e.g. ``tree_map(lambda p: p.ndim > 1, model)``) seen as the parameters
+    are: its parameter view (not deduplicated: its leaves are shared bools or labels)."""
+    return params_view(mask, dedupe=False)
+
+
 def _mask_tree(tree: Any, mask: Any) -> Any:
     """``tree`` with None at the leaves where ``mask`` (a prefix of it) is False."""
     return tree_util.tree_map(lambda m, t: tree_util.tree_map(
@@ -497,12 +504,12 @@ def masked(inner: GradientTransformation, mask: Any) -> GradientTransformation:
     """
 
     def init(params: Any) -> MaskedState:
-        m = mask(params) if _is_fn(mask) else mask
+        m = _mask_view(mask(params) if _is_fn(mask) else mask)
         return MaskedState(inner.init(_mask_tree(params, m)))
 
     def update(updates: Any, state: MaskedState, params: Any = None,
                **extra_args: Any) -> tuple[Any, Any]:
-        m = mask(updates) if _is_fn(mask) else mask
+        m = _mask_view(mask(updates) if _is_fn(mask) else mask)
         new, inner_state = _call_update(
             inner, _mask_tree(updates, m), state.inner_state,
             None if params is None else _mask_tree(params, m), extra_args)
@@ -544,14 +551,14 @@ def partition(transforms: dict[Any, GradientTransformation],
                 for k in transforms}
 
     def init(params: Any) -> PartitionState:
-        labels = param_labels(params) if _is_fn(param_labels) else param_labels
+        labels = _mask_view(param_labels(params) if _is_fn(param_labels) else param_labels)
         ms = masks(labels)
         return PartitionState({k: masked(tx, ms[k]).init(params)
                                for k, tx in transforms.items()})
 
     def update(updates: Any, state: PartitionState, params: Any = None,
                **extra_args: Any) -> tuple[Any, Any]:
-        labels = param_labels(updates) if _is_fn(param_labels) else param_labels
+        labels = _mask_view(param_labels(updates) if _is_fn(param_labels) else param_labels)
         ms = masks(labels)
         new = {}
         for k, tx in transforms.items():

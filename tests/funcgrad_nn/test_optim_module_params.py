@@ -118,3 +118,23 @@ def test_update_arguments_are_forwarded_as_given():
     tx = optim.sgd(0.5)
     p = np.ones(1)
     np.testing.assert_array_equal(tx.update(np.ones(1), tx.init(p), params=p)[0], [-0.5])
+
+
+def test_a_mask_made_over_the_whole_model_lines_up_with_its_parameters():
+    # tree_map over the model gives the buffers and the frozen layer a mask entry too
+    m = _model()
+    mask = tree_util.tree_map(lambda p: p.ndim > 1, m)
+    tx = optim.adamw(0.1, weight_decay=0.5, mask=mask)
+    txd = optim.adamw(0.1, weight_decay=0.5, mask={k: v.ndim > 1 for k, v in _named(m).items()})
+    state, pd = tx.init(m), _named(m)
+    sd = txd.init(pd)
+    g = nn.grad(lambda m: (m(X) ** 2).mean())(m)
+    u, state = tx.update(g, state, m)
+    ud, sd = txd.update(_named(g), sd, pd)
+    for k, v in _named(optim.apply_updates(m, u)).items():
+        np.testing.assert_allclose(v, optim.apply_updates(pd, ud)[k], rtol=1e-13)
+    labels = tree_util.tree_map(lambda p: "a" if p.ndim > 1 else "b", m)
+    tx = optim.partition({"a": optim.sgd(0.1), "b": optim.set_to_zero()}, labels)
+    u, _ = tx.update(g, tx.init(m), m)
+    np.testing.assert_array_equal(u[1].weight, np.zeros(2))
+    np.testing.assert_allclose(u[0].weight, -0.1 * g[0].weight)
