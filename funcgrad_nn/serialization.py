@@ -381,8 +381,9 @@ def _save(obj: Any, f: str | os.PathLike | Any, extra_metadata: dict[str, str]) 
     tensors: dict[str, numpy.ndarray] = {}
     structure = {"format": _FORMAT, "root": _encode(obj, "", tensors, {})}
     # "format" says whose weight layout the tensors follow (Hugging Face loaders refuse a
-    # file without "pt"/"tf"/"flax"/"mlx"): funcgrad_nn's are PyTorch's, names and shapes
-    metadata = {**extra_metadata, _META_KEY: json.dumps(structure), "format": "pt"}
+    # file without "pt"/"tf"/"flax"/"mlx"): funcgrad_nn's are PyTorch's, names and shapes.
+    # A caller's own "format" (save_file/save_model metadata) is kept, as safetensors does.
+    metadata = {"format": "pt", **extra_metadata, _META_KEY: json.dumps(structure)}
     if not isinstance(f, (str, os.PathLike)):
         f.write(safetensors.numpy.save(tensors, metadata=metadata))
         return

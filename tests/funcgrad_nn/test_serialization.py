@@ -570,12 +570,13 @@ def test_save_file_and_load_file_as_safetensors_torch(tmp_path):
 
     path = str(tmp_path / "w.safetensors")
     w = dev(np.arange(6, dtype=np.float32).reshape(2, 3))
-    save_file({"w": w, "i": dev(np.array([1, 2], np.int64))}, path, metadata={"step": "3"})
+    save_file({"w": w, "i": dev(np.array([1, 2], np.int64))}, path,
+              metadata={"step": "3", "format": "np"})
     out = load_file(path)
     assert sorted(out) == ["i", "w"] and out["w"].dtype == np.float32
     np.testing.assert_array_equal(host(out["w"]), host(w))
     with safetensors.safe_open(path, "numpy") as f:
-        assert f.metadata()["step"] == "3"
+        assert f.metadata()["step"] == "3" and f.metadata()["format"] == "np"  # the caller's
         np.testing.assert_array_equal(f.get_tensor("i"), [1, 2])
     dtypes = load_file(os.path.join(FIXTURES, "torch_dtypes.safetensors"))
     np.testing.assert_array_equal(host(dtypes["bfloat16"]), host(dtypes["bfloat16_as_float32"]))
