@@ -26,6 +26,7 @@ from funcgrad_nn.optim._contrib_adaptive import __all__ as _adaptive_all
 from funcgrad_nn.optim._privacy import *  # noqa: F403
 from funcgrad_nn.optim._privacy import __all__ as _privacy_all
 from funcgrad_nn.optim._transform import (
+    EmptyState,
     GradientTransformation,
     GradientTransformationExtraArgs,
     ScalarOrSchedule,
@@ -40,8 +41,11 @@ from funcgrad_nn.optim._transform import (
     scale_by_learning_rate,
 )
 from funcgrad_nn.optim._transform_more import safe_increment
+from funcgrad_nn.optim.tree import norm as _tree_norm
 
 __all__ = ["ReduceLROnPlateauState", "reduce_on_plateau", "scale_by_adopt", "adopt",
+           "NormalizeState", "normalize", "SplitRealAndImaginaryArrays",
+           "SplitRealAndImaginaryState", "split_real_and_imaginary",
            *_adaptive_all, *_privacy_all]
 
 
@@ -199,3 +203,77 @@ def adopt(learning_rate: ScalarOrSchedule, b1: float = 0.9, b2: float = 0.9999, 
     return chain(scale_by_adopt(b1, b2, eps, mu_dtype, nesterov=nesterov,
                                 use_clipping=use_clipping, clip_value_fn=clip_value_fn),
                  scale_by_learning_rate(learning_rate))
+
+
+NormalizeState = EmptyState  # optax.contrib's name for normalize's (empty) state
+
+
+def normalize() -> GradientTransformation:
+    """Divide the updates by their global L2 norm (optax.contrib's ``normalize``; no epsilon:
+    zero updates give NaNs, as there).
+
+    >>> import numpy as np
+    >>> normalize().update({"a": np.array([3.0]), "b": np.array([4.0])}, NormalizeState())[0]
+    {'a': array([0.6]), 'b': array([0.8])}
+    """
+
+    def update(updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]:
+        del params
+        g_norm = _tree_norm(updates)
+        return _tmap(lambda g: g / g_norm, updates), state
+
+    return GradientTransformation(lambda params: NormalizeState(), update)
+
+
+class SplitRealAndImaginaryArrays(NamedTuple):
+    """A pair of real arrays split from a complex array."""
+
+    real: Any
+    imaginary: Any
+
+
+class SplitRealAndImaginaryState(NamedTuple):
+    """The inner transformation's state, for :func:`split_real_and_imaginary`."""
+
+    inner_state: Any
+
+
+def _complex_to_real_pair(x: Any) -> Any:
+    if x is not None and fnp.iscomplexobj(x):
+        return SplitRealAndImaginaryArrays(fnp.real(x), fnp.imag(x))
+    return x
+
+
+def _real_pair_to_complex(x: Any) -> Any:
+    if isinstance(x, SplitRealAndImaginaryArrays):
+        return x.real + x.imaginary * 1j
+    return x
+
+
+def split_real_and_imaginary(inner: GradientTransformation) -> GradientTransformation:
+    """Run ``inner`` on the real and imaginary parts of complex parameters and updates as two
+    real arrays and merge its updates back (optax.contrib's); real ones pass through as they
+    are.
+
+    >>> import numpy as np
+    >>> from funcgrad_nn import optim
+    >>> tx = split_real_and_imaginary(optim.sign_sgd(0.1))
+    >>> p = np.array([1 + 1j])
+    >>> tx.update(np.array([2.0 - 0.5j]), tx.init(p), p)[0]
+    array([-0.1+0.1j])
+    """
+
+    def split(tree: Any) -> Any:
+        return tree_util.tree_map(_complex_to_real_pair, tree)
+
+    def init(params: Any) -> SplitRealAndImaginaryState:
+        return SplitRealAndImaginaryState(inner.init(split(params)))
+
+    def update(updates: Any, state: SplitRealAndImaginaryState,
+               params: Any = None) -> tuple[Any, SplitRealAndImaginaryState]:
+        new, inner_state = inner.update(split(updates), state.inner_state, split(params))
+        new = tree_util.tree_map(_real_pair_to_complex, new,
+                                 is_leaf=lambda x: isinstance(x, SplitRealAndImaginaryArrays))
+        return new, SplitRealAndImaginaryState(inner_state)
+
+    return GradientTransformation(init, update)
