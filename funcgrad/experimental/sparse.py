@@ -421,7 +421,9 @@ def _dense_dot(sp: BCOO, dense: Any, sp_contract: Sequence[int], d_contract: Seq
     picked = (fnp.at(moved)[idx].get() if idx else
               fnp.broadcast_to(moved, (sp.nse,) + get_aval(moved).shape))
     data = fnp.where(valid, sp.data, 0).astype(sp.data.dtype)
-    contrib = picked * data.reshape((sp.nse,) + (1,) * len(d_free))
+    # fnp.multiply, not `*`: concrete operands on different devices (a NumPy dense operand
+    # beside device data) meet through funcgrad's placement, which a raw operator bypasses
+    contrib = fnp.multiply(picked, data.reshape((sp.nse,) + (1,) * len(d_free)))
     free_shape = [sp.shape[k] for k in sp_free]
     out = _scatter_add(free_shape, sp.indices[:, sp_free] if sp_free else
                        fnp.zeros_like(sp.indices, shape=(sp.nse, 0)), contrib)
