@@ -14,6 +14,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+import numpy as np
+
 import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad_nn.optim._moments import (
@@ -168,7 +170,7 @@ def norm(tree: Any, ord: Any = None, squared: bool = False) -> Any:  # noqa: A00
     (4.0, 25.0)
     """
     if ord is None or ord == 2:
-        sq = sum(tree_util.tree_map(_square, tree))
+        sq = _where_leaves(sum(tree_util.tree_map(_square, tree)))
         return fnp.asarray(sq if squared else fnp.sqrt(sq))
     if ord == 1:
         ret = sum(tree_util.tree_map(fnp.abs, tree))
@@ -176,7 +178,14 @@ def norm(tree: Any, ord: Any = None, squared: bool = False) -> Any:  # noqa: A00
         ret = max(tree_util.tree_map(fnp.abs, tree))
     else:
         raise ValueError(f"Unsupported ord: {ord}")
+    ret = _where_leaves(ret)
     return fnp.asarray(_square(ret) if squared else ret)
+
+
+def _where_leaves(x: Any) -> Any:
+    # NumPy reduces host arrays to NumPy scalars, which funcgrad places on the default device
+    # (a GPU): the norm of host leaves stays on the host, where they are divided by it
+    return np.asarray(x) if isinstance(x, np.generic) else x
 
 
 def zeros_like(tree: Any, dtype: Any = None) -> Any:

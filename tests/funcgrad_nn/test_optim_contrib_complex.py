@@ -48,3 +48,14 @@ def test_normalize_matches_optax():
                                         -0.35821337756462623 - 0.21268375651884525j,
                                         0.6322919811796547 - 0.5123616183762825j], rtol=1e-12)
     assert s == contrib.NormalizeState()
+
+
+def test_the_norm_of_host_leaves_stays_on_the_host():
+    # NumPy reduces to NumPy scalars, which funcgrad would place on the default device (a
+    # GPU, or the strict test device): dividing host updates by it then mixed devices
+    n = optim.tree.norm(GS[1])
+    assert isinstance(n, np.ndarray)
+    u, _ = contrib.normalize().update(GS[1], contrib.NormalizeState())
+    assert isinstance(u["z"], np.ndarray)
+    np.testing.assert_allclose(optim.tree.norm(u), 1.0, rtol=1e-12)
+    assert isinstance(optim.tree.norm(GS[1], ord=1), np.ndarray)
