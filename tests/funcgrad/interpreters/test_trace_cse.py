@@ -251,3 +251,27 @@ def test_nested_order_six_program_size() -> None:
     assert len(tanh_sin.jaxpr.eqns) <= 900
     # forward over forward: 1877 equations before, 274 with it
     assert len(nest_jvp.jaxpr.eqns) <= 400
+
+
+def test_rewrite_decisions_are_kept_per_operand_pattern() -> None:
+    # simplify_operation keeps each decision by (primitive, 0/1 literals by value and type,
+    # other operands' avals): asked again in any order, each pattern keeps its own answer.
+    trace = PartialEvalTrace(eval_trace)
+    t64, t32 = F64_tracer(trace), trace.new_arg(ShapedArray((), np.dtype("float32")))
+    i64 = trace.new_arg(ShapedArray((), np.dtype("int64")))
+    for _ in range(2):
+        assert simplify_operation(mul_p, (t64, np.float64(1.0)), {}) == [t64]
+        assert simplify_operation(mul_p, (t32, np.float64(1.0)), {}) is None  # promotes
+        assert simplify_operation(mul_p, (t32, 1.0), {}) == [t32]  # a weak one keeps float32
+        assert simplify_operation(mul_p, (np.float64(1.0), t64), {}) == [t64]
+        assert simplify_operation(mul_p, (t64, 0.0), {}) is None  # inf * 0 is NaN
+        assert simplify_operation(mul_p, (i64, 0), {}) is None  # the zero is not a tracer
+        assert simplify_operation(mul_p, (t64, -0.0), {}) is None
+        assert simplify_operation(add_p, (t64, -0.0), {}) == [t64]  # x + -0.0 is x
+    # A rewrite into another equation binds again on the trace it is asked on.
+    # (The second time, the trace's own CSE merges it with the first.)
+    with set_current_trace(trace):
+        n = len(trace.eqns)
+        outs = [simplify_operation(sub_p, (0.0, t64), {}) for _ in range(2)]
+    assert [e.prim.name for e in trace.eqns[n:]] == ["neg"]
+    assert outs[0][0] is outs[1][0] and outs[0][0] is not t64
