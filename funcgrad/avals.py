@@ -427,9 +427,12 @@ def get_aval(x: Any) -> ShapedArray:
     dev = device_of(x)
     if dev is not None:
         return ShapedArray(x.shape, canonical_dtype(x.dtype), False, dev)
+    t = type(x)
     raise TypeError(
-        f"{type(x).__name__} is not a valid funcgrad array type; expected a numpy/cupy "
-        "array, a Python or NumPy scalar (lists must be converted with funcgrad.numpy.asarray)"
+        f"{t.__module__}.{t.__qualname__} is not a valid funcgrad array type; expected a "
+        "NumPy/CuPy array or a Python or NumPy scalar (funcgrad.numpy's functions also take "
+        "lists and tuples of numbers). Convert it first with funcgrad.numpy.asarray(x) (which "
+        "takes objects with __array__ or __dlpack__, such as torch tensors and JAX arrays)"
     )
 
 

@@ -184,6 +184,11 @@ class EvalTrace(Trace):
                 raise _leaked_tracer_error(a, prim)
             if isinstance(a, _ndarray):
                 subclassed = True
+            elif not isinstance(a, _SCALAR_TYPES) and type(a) not in _type_to_device and \
+                    not isinstance(getattr(a, "aval", None), ShapedArray):
+                # (checked past the ndarray/scalar cases: the hot path is unchanged; values
+                # with an aval of their own, such as loops' residual tapes, pass)
+                raise _foreign_operand_error(a, prim)
         if subclassed:
             # NumPy subclasses (matrix, masked arrays, memmap) compute as plain arrays, as
             # numpy.asarray and jax.numpy give them: their own semantics (a matrix ravels to
@@ -314,6 +319,18 @@ def _scalars_to_arrays(outs: list, args: Sequence[Any]) -> list:
     # On the device the inputs chose (the default one for Python scalars alone).
     xp = xp_for(*args)
     return [xp.asarray(o) if isinstance(o, _SCALAR_TYPES) else o for o in outs]
+
+
+def _foreign_operand_error(a: Any, prim: Primitive) -> TypeError:
+    """An operand that is no array funcgrad computes with (a torch tensor, a JAX array, ...):
+    refused, as JAX's functions refuse them, rather than handed to NumPy, which would give
+    some operations' results back as the foreign type and fail in others."""
+    t = type(a)
+    return TypeError(
+        f"{prim.name}: got an operand of type {t.__module__}.{t.__qualname__}, which is not "
+        "a funcgrad array (a NumPy/CuPy array, a Python or NumPy scalar, or a funcgrad "
+        "traced value). Convert it first with funcgrad.numpy.asarray(x) (which takes objects "
+        "with __array__ or __dlpack__, such as torch tensors and JAX arrays)")
 
 
 def _leaked_tracer_error(t: Tracer, prim: Primitive) -> UnexpectedTracerError:

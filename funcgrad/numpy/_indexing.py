@@ -89,7 +89,9 @@ def _as_array(x: Any, device: str | None = None) -> Any:
         if host.dtype == object:
             raise TypeError("funcgrad.numpy: ragged nested sequences cannot become an array")
         return _to_device(host, device or get_default_device())
-    raise TypeError(f"funcgrad.numpy: expected an array, got {type(x).__name__}")
+    t = type(x)
+    raise TypeError(f"funcgrad.numpy: expected an array, got {t.__module__}.{t.__qualname__}; "
+                    "convert it first with funcgrad.numpy.asarray(x)")
 
 
 def _to_device(arr: Any, device: str | None) -> Any:

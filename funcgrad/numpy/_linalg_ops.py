@@ -51,7 +51,10 @@ def _arrs(*xs: Any) -> list[Any]:
             elif isinstance(x, bool | int | float | complex | numpy.generic | list | tuple):
                 pending.append(k)
             else:
-                raise TypeError(f"funcgrad.numpy: expected an array, got {type(x).__name__}")
+                t = type(x)
+                raise TypeError(f"funcgrad.numpy: expected an array, got {t.__module__}."
+                                f"{t.__qualname__}; convert it first with "
+                                "funcgrad.numpy.asarray(x)")
     for k in pending:
         host = numpy.asarray(xs[k])
         if host.dtype == object:

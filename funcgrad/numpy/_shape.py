@@ -77,9 +77,18 @@ __all__ = [
 
 
 def _arr(x: Any) -> Any:
-    """An array (or tracer) from anything NumPy would accept."""
+    """An array (or tracer) from Python data NumPy would accept (scalars, nested lists); an
+    array of another library (a torch tensor, a JAX array: ``__array__`` / ``__dlpack__``
+    without being a NumPy or device array) is refused, as JAX's functions refuse it and as
+    funcgrad's elementwise functions do (only ``asarray`` / ``array`` convert it)."""
     if isinstance(x, Tracer):
         return x
+    if (not isinstance(x, numpy.ndarray | numpy.generic)
+            and (hasattr(x, "__array__") or hasattr(x, "__dlpack__"))
+            and device_of(x) is None):
+        t = type(x)
+        raise TypeError(f"funcgrad.numpy: expected an array, got {t.__module__}."
+                        f"{t.__qualname__}; convert it first with funcgrad.numpy.asarray(x)")
     return asarray(x)
 
 

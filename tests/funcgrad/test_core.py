@@ -243,3 +243,37 @@ def test_a_primitive_without_implementation_says_so_eagerly_and_under_jit():
         p.bind(x)
     with pytest.raises(TypeError, match="'no_impl_for_test' has no implementation"):
         funcgrad.jit(lambda v: p.bind(v))(x)
+
+
+class _ForeignArray:
+    """Stands for a torch tensor / JAX array: __array__, NumPy's ufunc and function
+    protocols, but no funcgrad array."""
+
+    def __init__(self, data: np.ndarray) -> None:
+        self.data = data
+        self.shape, self.dtype = data.shape, data.dtype
+
+    def __array__(self, dtype=None, copy=None):
+        return self.data if dtype is None else self.data.astype(dtype)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        # as torch: NumPy's ufuncs on it hand back its own type
+        inputs = [i.data if isinstance(i, _ForeignArray) else i for i in inputs]
+        return _ForeignArray(getattr(ufunc, method)(*inputs, **kwargs))
+
+
+def test_foreign_arrays_are_refused_consistently_and_asarray_converts() -> None:
+    # JAX 0.10.2: jnp.exp / jnp.sum / jnp.matmul of a torch tensor raise TypeError;
+    # jnp.asarray converts. Before: exp/maximum/multiply returned the foreign type.
+    t = _ForeignArray(np.array([1.0, -2.0, 3.0]))
+    for f in (fnp.exp, lambda a: fnp.maximum(a, 0.0), lambda a: fnp.multiply(np.ones(3), a),
+              fnp.sum, fnp.sort, fnp.abs, lambda a: fnp.clip(a, 0, 1), fnp.mean,
+              lambda a: fnp.matmul(a, np.ones(3)),
+              lambda a: fnp.where(np.array([True, False, True]), a, 0.0),
+              lambda a: fnp.reshape(a, (3, 1)), lambda a: fnp.concatenate([a, a])):
+        with pytest.raises(TypeError, match=r"_ForeignArray.*funcgrad\.numpy\.asarray"):
+            f(t)
+    assert_allclose(fnp.exp(fnp.asarray(t)), np.exp([1.0, -2.0, 3.0]))
+    assert_allclose(fnp.array(t), np.array([1.0, -2.0, 3.0]))
+    # lists stay accepted by funcgrad.numpy's functions (the old message said otherwise)
+    assert_allclose(fnp.sum([1.0, 2.0]), np.float64(3.0))
