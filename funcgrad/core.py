@@ -392,8 +392,11 @@ def non_array_operand_error(prim: Primitive, args: Sequence[Any]) -> TypeError |
             return None  # an array of an unsupported dtype: its own error says so
         except TypeError:
             what = "None" if a is None else f"a {type(a).__name__}"
+            # an array of another library (torch, JAX) converts with asarray: say so
+            hint = ("; convert it first with funcgrad.numpy.asarray(x)"
+                    if hasattr(a, "__array__") or hasattr(a, "__dlpack__") else "")
             return TypeError(
-                f"{prim.name}: operand {i} is {what}, not an array or a number"
+                f"{prim.name}: operand {i} is {what}, not an array or a number{hint}"
                 f"{user_source_info().at()}"
             )
     return None

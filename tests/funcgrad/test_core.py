@@ -275,5 +275,7 @@ def test_foreign_arrays_are_refused_consistently_and_asarray_converts() -> None:
             f(t)
     assert_allclose(fnp.exp(fnp.asarray(t)), np.exp([1.0, -2.0, 3.0]))
     assert_allclose(fnp.array(t), np.array([1.0, -2.0, 3.0]))
+    with pytest.raises(TypeError, match=r"_ForeignArray.*funcgrad\.numpy\.asarray"):
+        funcgrad.jit(lambda x: x * fnp.exp(t))(np.ones(3))  # traced: the same advice
     # lists stay accepted by funcgrad.numpy's functions (the old message said otherwise)
     assert_allclose(fnp.sum([1.0, 2.0]), np.float64(3.0))
