@@ -26,6 +26,7 @@ from funcgrad_nn.optim._transform import (
     GradientTransformationExtraArgs,
     ScalarOrSchedule,
     _call_update,
+    _cast,
     _tmap,
     chain,
     scale_by_adam,
@@ -36,7 +37,8 @@ from funcgrad_nn.optim._transform_more import init_empty_state
 __all__ = ["named_chain", "bias_correction", "update_moment", "update_moment_per_elem_norm",
            "update_infinity_moment", "normalize_by_update_norm",
            "ScaleByOptimisticGradientState", "scale_by_optimistic_gradient",
-           "optimistic_gradient_descent", "optimistic_adam", "optimistic_adam_v2"]
+           "optimistic_gradient_descent", "optimistic_adam", "optimistic_adam_v2",
+           "ScaleByDistanceOverGradientsState", "scale_by_distance_over_gradients"]
 
 
 def named_chain(*args: tuple[str, GradientTransformation]) -> GradientTransformationExtraArgs:
@@ -248,3 +250,59 @@ def optimistic_adam_v2(learning_rate: ScalarOrSchedule, *, alpha: float = 1.0,
                                nesterov=nesterov),
                  scale_by_optimistic_gradient(alpha=alpha, beta=beta),
                  scale_by_learning_rate(learning_rate))
+
+
+class ScaleByDistanceOverGradientsState(NamedTuple):
+    """Per parameter array: the largest distance from the initial parameters so far, the
+    gradients' sum of squares (shape ``(1,)``, as optax's), and the initial parameters."""
+
+    max_dist: Any
+    grad_sum_of_squares: Any
+    init_params: Any
+
+
+def scale_by_distance_over_gradients(reps_rel: float = 1e-6, eps: float = 1e-8,
+                                     param_dtype: Any = np.float32,
+                                     global_scale: float = 1.0) -> GradientTransformation:
+    """Distance over gradients, layer-wise (optax's ``scale_by_distance_over_gradients``,
+    Ivgi et al. 2023's LDoG): each array's update is ``global_scale * d / sqrt(G + eps) * g``
+    with ``d`` the largest distance from its initial value (at least ``reps_rel * (1 +
+    |p0|)``) and ``G`` its gradients' running sum of squares. The initial parameters are kept
+    in ``param_dtype`` (float32 by default, as optax's); ``global_scale=-1.0`` makes it a
+    descent step. As in optax, the step size has shape ``(1,)``, so a 0-d parameter's update
+    comes back with shape ``(1,)``.
+
+    >>> import numpy as np
+    >>> tx = scale_by_distance_over_gradients(reps_rel=0.1, global_scale=-1.0)
+    >>> p = np.array([3.0, 4.0])
+    >>> np.round(tx.update(np.array([1.0, 1.0]), tx.init(p), p)[0], 6)
+    array([-0.424264, -0.424264])
+    """
+
+    def l2(x: Any, y: Any = 0.0) -> Any:
+        # keepdims, then 0-d: a NumPy scalar sum would go to the default device
+        return fnp.reshape(fnp.sqrt(fnp.sum(fnp.square(x - y), keepdims=True)), ())
+
+    def init(params: Any) -> ScaleByDistanceOverGradientsState:
+        return ScaleByDistanceOverGradientsState(
+            # funcgrad.numpy's operations: NumPy's own give 0-d results as NumPy scalars,
+            # which would go to the default device
+            _tmap(lambda x: fnp.multiply(reps_rel, fnp.add(1, l2(x))), params),
+            _tmap(lambda x: fnp.zeros_like(x, dtype=np.float64 if np.dtype(x.dtype) == np.float64
+                                            else np.float32, shape=(1,)), params),
+            _cast(params, param_dtype))
+
+    def update(updates: Any, state: ScaleByDistanceOverGradientsState,
+               params: Any = None) -> tuple[Any, ScaleByDistanceOverGradientsState]:
+        if params is None:
+            raise ValueError("scale_by_distance_over_gradients needs params (the distance "
+                             "from the initial parameters)")
+        max_dist = _tmap(lambda d, x, y: fnp.maximum(d, l2(x, y)), state.max_dist, params,
+                         state.init_params)
+        g_sos = _tmap(lambda a, g: a + fnp.reshape(fnp.sum(fnp.square(g), keepdims=True),
+                                                   (1,)), state.grad_sum_of_squares, updates)
+        new = _tmap(lambda g, d, s: global_scale * (d / fnp.sqrt(s + eps)) * g, updates,
+                    max_dist, g_sos)
+        return new, ScaleByDistanceOverGradientsState(max_dist, g_sos, state.init_params)
+
+    return GradientTransformation(init, update)

@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import dev, host
 
 from funcgrad_nn import optim
 
@@ -73,3 +74,27 @@ def test_inject_stateful_hyperparams_is_inject_hyperparams_with_a_warning():
         u, s = tx.update(np.array([0.5, -1.0]) * (i + 1), s, p)
         np.testing.assert_allclose(u, w, rtol=1e-7)
     assert float(s.hyperparams["learning_rate"]) == 0.025
+
+
+def test_scale_by_distance_over_gradients_matches_optax():
+    # optax 0.2.8 (x64), reps_rel=1e-3, global_scale=-1.0: the third step's updates, params
+    # moved by each step's updates; float32 initial parameters (optax's param_dtype default)
+    rng = np.random.default_rng(5)
+    p = {"w": rng.standard_normal((2, 3)), "b": rng.standard_normal(3), "s": np.array(0.7)}
+    gs = [{k: rng.standard_normal(np.shape(v)) for k, v in p.items()} for _ in range(3)]
+    tx = optim.scale_by_distance_over_gradients(reps_rel=1e-3, global_scale=-1.0)
+    p = dev(p)
+    s = tx.init(p)
+    for g in gs:
+        u, s = tx.update(dev(g), s, p)
+        p = optim.apply_updates(p, u)
+    u, s = host((u, s))
+    assert u["s"].shape == (1,)  # optax's (1,)-shaped step size broadcasts a 0-d parameter
+    np.testing.assert_allclose(u["b"], [0.0002776806702571803, 0.0007648872715596928,
+                                        0.0009498345720229093], rtol=1e-12)
+    np.testing.assert_allclose(u["s"], [-0.0005930122529045211], rtol=1e-12)
+    np.testing.assert_allclose(u["w"], [[0.00014767970020860953, 0.0010997125504915947,
+                                         -1.7646312383031443e-05],
+                                        [3.231178778478674e-05, 0.00025956195003369576,
+                                         0.000893749941649885]], rtol=1e-12)
+    assert s.init_params["w"].dtype == np.float32
