@@ -281,7 +281,8 @@ def scale_by_distance_over_gradients(reps_rel: float = 1e-6, eps: float = 1e-8,
 
     def l2(x: Any, y: Any = 0.0) -> Any:
         # keepdims, then 0-d: a NumPy scalar sum would go to the default device
-        return fnp.reshape(fnp.sqrt(fnp.sum(fnp.square(x - y), keepdims=True)), ())
+        return fnp.reshape(fnp.sqrt(fnp.sum(fnp.square(fnp.subtract(x, y)), keepdims=True)),
+                           ())
 
     def init(params: Any) -> ScaleByDistanceOverGradientsState:
         return ScaleByDistanceOverGradientsState(

@@ -98,3 +98,13 @@ def test_scale_by_distance_over_gradients_matches_optax():
                                         [3.231178778478674e-05, 0.00025956195003369576,
                                          0.000893749941649885]], rtol=1e-12)
     assert s.init_params["w"].dtype == np.float32
+
+
+def test_distance_over_gradients_keeps_host_parameters_on_the_host():
+    # a 0-d host parameter: NumPy's operators give NumPy scalars, which would go to the
+    # default device (the strict device in the strict pass) and meet host arrays there
+    p = {"s": np.array(0.7), "b": np.ones(2)}
+    tx = optim.scale_by_distance_over_gradients(reps_rel=1e-3, global_scale=-1.0)
+    s = tx.init(p)
+    u, s = tx.update({"s": np.array(0.1), "b": np.ones(2)}, s, p)
+    assert all(isinstance(v, np.ndarray) for v in (*u.values(), *s.max_dist.values()))
