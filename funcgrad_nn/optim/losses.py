@@ -27,7 +27,7 @@ from funcgrad_nn.optim._losses import (
     softmax_cross_entropy_with_integer_labels,
     squared_error,
 )
-from funcgrad_nn.optim._losses_more import (
+from funcgrad_nn.optim._losses_tasks import (
     binary_dice_loss,
     ctc_loss,
     ctc_loss_with_forward_probs,

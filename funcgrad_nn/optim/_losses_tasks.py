@@ -1,4 +1,4 @@
-"""More of optax's losses: classification (``safe_softmax_cross_entropy``, hinge, perceptron
+"""optax's task-specific losses: classification (``safe_softmax_cross_entropy``, hinge, perceptron
 and sparsemax losses, CTC), self-supervised (``ntxent``, ``triplet_margin_loss``),
 segmentation (Dice losses) and ranking (``ranking_softmax_loss``); optax 0.2.8's
 formulas, arguments and dtypes, not reduced over the batch unless optax reduces.
