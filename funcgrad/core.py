@@ -187,8 +187,9 @@ class EvalTrace(Trace):
             elif not isinstance(a, _SCALAR_TYPES) and type(a) not in _type_to_device and \
                     not isinstance(getattr(a, "aval", None), ShapedArray):
                 # (checked past the ndarray/scalar cases: the hot path is unchanged; values
-                # with an aval of their own, such as loops' residual tapes, pass)
-                raise _foreign_operand_error(a, prim)
+                # with an aval of their own, such as loops' residual tapes, pass); None, a
+                # string...: the error traced operations give, naming the operand
+                raise non_array_operand_error(prim, args) or _foreign_operand_error(a, prim)
         if subclassed:
             # NumPy subclasses (matrix, masked arrays, memmap) compute as plain arrays, as
             # numpy.asarray and jax.numpy give them: their own semantics (a matrix ravels to
