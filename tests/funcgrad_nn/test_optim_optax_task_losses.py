@@ -1,6 +1,6 @@
 """optax's NT-Xent, triplet margin, safe softmax cross entropy, hinge/perceptron/sparsemax,
 CTC, Dice and ranking losses (``funcgrad_nn.optim.losses``) against optax 0.2.8: values,
-gradients and dtypes recorded by ``fixtures/make_optax_losses_tasks.py`` (JAX x64)."""
+gradients and dtypes recorded by ``fixtures/make_optax_task_losses.py`` (JAX x64)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad_nn import optim
 from funcgrad_nn.optim import losses
-from tests.funcgrad_nn.fixtures.make_optax_losses_tasks import cases, leaves
+from tests.funcgrad_nn.fixtures.make_optax_task_losses import cases, leaves
 from tests.helpers import assert_allclose, dev, host
 
 FIX = json.loads((pathlib.Path(__file__).parent / "fixtures" / "optim"
-                  / "optax_losses_tasks.json").read_text())
+                  / "optax_task_losses.json").read_text())
 
 
 @pytest.fixture(scope="module")
