@@ -165,7 +165,9 @@ class Akima1DInterpolator(CubicHermiteSpline):
     def __init__(self, x: Any, y: Any, axis: int = 0, *, method: str = "akima",
                  extrapolate: Any = None) -> None:
         if method not in ("akima", "makima"):
-            raise NotImplementedError(f"`method`={method} is unsupported.")
+            # (SciPy raises NotImplementedError here; an unknown name is bad input)
+            raise ValueError(f"Akima1DInterpolator: `method`={method!r} is unsupported; "
+                             "use 'akima' or 'makima'")
         xx, dx, yy, ax, dev = _prepare("Akima1DInterpolator", x, y, axis)
         if fnp.iscomplexobj(yy):
             raise ValueError("`Akima1DInterpolator` only works with real values for `y`.")

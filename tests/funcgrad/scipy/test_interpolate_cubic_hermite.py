@@ -63,3 +63,8 @@ def test_differentiable_and_jit():
     f = funcgrad.jit(lambda y: fin.Akima1DInterpolator(_X, y, method="makima")(_Q[5:10]))
     assert_allclose(f(dev(_Y)), si.Akima1DInterpolator(_X, _Y, method="makima")(_Q[5:10]),
                     rtol=1e-10)
+
+
+def test_akima_unknown_method_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="'akima' or 'makima'"):
+        fin.Akima1DInterpolator(np.arange(5.0), np.arange(5.0) ** 2, method="cubic")
