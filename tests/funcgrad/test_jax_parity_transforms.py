@@ -811,6 +811,23 @@ def test_grad_of_vmapped_cond_has_no_nan_from_branches_not_taken(jit) -> None:
         np.diag([-16.0, -0.70710678, 2.0]), rtol=1e-7, atol=1e-12)
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # every branch runs on every example
+def test_vmapped_cond_cuts_untaken_branches_of_unbatched_and_inner_grads() -> None:
+    # JAX 0.10.2: the branches not taken see stop_gradient operands, unbatched ones too.
+    lax, xs = funcgrad.lax, dev(np.array([-1.0, 4.0, 0.0]))
+    g = lambda x, y: lax.cond(  # noqa: E731
+        x > 0, lambda a: a[0] * fnp.log(a[1]), lambda a: a[0] / a[1], (x, y))
+    # vmap(grad(g, (0, 1)), (0, None))(xs, 0.) == ([inf, -inf, inf], [inf, inf, nan])
+    gx, gy = funcgrad.vmap(funcgrad.grad(g, (0, 1)), (0, None))(xs, 0.0)
+    np.testing.assert_array_equal(host(gx), [np.inf, -np.inf, np.inf])
+    np.testing.assert_array_equal(host(gy), [np.inf, np.inf, np.nan])
+    # grad(lambda y: vmap(h, (0, None))(xs, y).sum())(0.) == 2. with every example on the
+    # identity branch: the log branch's 1/0 must not poison the unbatched operand
+    h = lambda x, y: lax.cond(x > 0, fnp.log, lambda y: y, y)  # noqa: E731
+    neg = dev(np.array([-1.0, -2.0]))
+    assert float(funcgrad.grad(lambda y: funcgrad.vmap(h, (0, None))(neg, y).sum())(0.0)) == 2.0
+
+
 # -- control flow type errors start with JAX's sentence ------------------------------------------
 
 

@@ -293,13 +293,32 @@ def _chosen(index: Any, branches: tuple[ClosedJaxpr, ...]) -> ClosedJaxpr | None
 
 
 def _select_branches(index: Any, branches: tuple[ClosedJaxpr, ...], *ops: Any) -> list[Any]:
-    results = [jr.eval_closed(b, *ops) for b in branches]
+    results = [jr.eval_closed(b, *_cut_untaken(index, i, ops)) for i, b in enumerate(branches)]
     out = []
     for k, (a, outs) in enumerate(zip(branches[0].out_avals, zip(*results))):
         # A tape slot of a differentiated cond is recorded by one branch only (see
         # _merge_residuals) and read only by that branch's tangent part.
         out.append(outs[_tape_owner(branches, k)] if type(a) is TapeAval
                    else _ew.select_n(index, *outs))
+    return out
+
+
+def _cut_untaken(index: Any, i: int, ops: Sequence[Any]) -> list[Any]:
+    """The operands of branch ``i`` when every branch runs and a select picks (an index
+    batched under ``vmap``): as JAX's batching rule (jax#1052), each float operand goes
+    through ``stop_gradient`` where another branch is taken, so that a branch not taken there
+    (``log(0)``, ``1 / 0``) gives its operands a zero tangent instead of ``0 * inf``. Unbatched
+    operands too: their tangent is per example here."""
+    taken = None
+    out = []
+    for x in ops:
+        a = get_aval(x)
+        if type(a) is not ShapedArray or a.dtype.kind not in "fc":
+            out.append(x)
+            continue
+        if taken is None:
+            taken = _ew.eq(index, i)
+        out.append(_ew.select_n(taken, _ew.stop_gradient(x), x))
     return out
 
 
@@ -499,6 +518,14 @@ def _cond_batch(axis_size, vals, dims, *, branches):
         return outs, [0 if b else None for b in out_b]
     # A batched index: every branch runs on the whole batch, then a per-example select.
     index = _to_front(index, idim)
+    # An unbatched float operand that a transformation outside the vmap differentiates (a
+    # tracer) is broadcast, as JAX does, so that _masked_operands can cut its tangent in the
+    # examples that take another branch (a plain array carries no derivative: left as is).
+    spread = [d is None and _differentiable(x) for x, d in zip(ops, in_dims)]
+    ops = [_shape.broadcast_in_dim(x, (axis_size, *get_aval(x).shape),
+                                   tuple(range(1, get_aval(x).ndim + 1))) if b else x
+           for x, b in zip(ops, spread)]
+    in_dims = tuple(0 if b else d for d, b in zip(in_dims, spread))
     is_tape = tuple(type(a) is TapeAval for a in branches[0].out_avals)
     new, out_b = _batch_branches(branches, axis_size, in_dims, tuple(not t for t in is_tape))
     results = [jr.eval_closed(b, *_masked_operands(index, i, ops, in_dims))
@@ -517,6 +544,12 @@ def _cond_batch(axis_size, vals, dims, *, branches):
         outs.append(_ew.select_n(which, *[r[k] for r in results]))
         out_dims.append(0)
     return outs, out_dims
+
+
+def _differentiable(x: Any) -> bool:
+    """Whether an operand may carry a derivative: a traced float array."""
+    a = get_aval(x)
+    return isinstance(x, Tracer) and type(a) is ShapedArray and a.dtype.kind in "fc"
 
 
 def _masked_operands(index: Any, i: int, ops: Sequence[Any],
