@@ -155,17 +155,17 @@ def _anticausal_mirror(c: numpy.ndarray, n: int, z: float) -> None:
 
 
 def _causal_reflect(c: numpy.ndarray, n: int, z: float) -> None:
-    # SciPy accumulates into c[0] in place, so its last term reads the partial sum instead of
-    # the first sample: kept, for SciPy's values (off the exact spline by ~z**(2n), visible
-    # only for a few samples).
+    # The exact initialisation, as SciPy >= 1.18 (scipy/scipy#24615): SciPy before it
+    # accumulated into c[0] in place, so its last term read the partial sum instead of the
+    # first sample (off the exact spline by ~z**(2n): a few parts in 1e4 on 3 samples).
     z_n = z ** n
     c0 = c[0].copy()
-    c[0] = c[0] + z_n * c[n - 1]
+    acc = c0 + z_n * c[n - 1]
     z_i = z
     for i in range(1, n):
-        c[0] = c[0] + z_i * (c[i] + z_n * c[n - 1 - i])
+        acc = acc + z_i * (c[i] + z_n * c[n - 1 - i])
         z_i *= z
-    c[0] = c[0] * z / (1.0 - z_n * z_n) + c0
+    c[0] = acc * z / (1.0 - z_n * z_n) + c0
 
 
 def _anticausal_reflect(c: numpy.ndarray, n: int, z: float) -> None:
