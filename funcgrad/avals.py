@@ -330,6 +330,12 @@ NARROW_DTYPES = (
 )
 
 
+def _narrow_dtype_error(what: str, name: str) -> DTypeError:
+    return DTypeError(
+        f"{what}: dtype {name!r} is one of jax.numpy's narrow (ml_dtypes) types; "
+        "funcgrad computes with NumPy/CuPy kernels, which have none: use float32 or float16")
+
+
 def canonical_dtype(dtype: Any, what: str = "array") -> numpy.dtype:
     """Validate a dtype funcgrad can compute with; object, string and the like are refused.
 
@@ -341,11 +347,12 @@ def canonical_dtype(dtype: Any, what: str = "array") -> numpy.dtype:
         dt = numpy.dtype(dtype)
     except TypeError:
         if isinstance(dtype, str) and dtype in NARROW_DTYPES:  # x.astype("bfloat16")
-            raise DTypeError(
-                f"{what}: dtype {dtype!r} is one of jax.numpy's narrow (ml_dtypes) types; "
-                "funcgrad computes with NumPy/CuPy kernels, which have none: use float32 "
-                "or float16") from None
+            raise _narrow_dtype_error(what, dtype) from None
         raise
+    # Once ml_dtypes is imported (by JAX, or by CuPy 14 on a GPU machine) NumPy knows the
+    # names, and the dtype is a kind "V" one: the same narrow-type error, not the generic one.
+    if dt.kind == "V" and dt.name in NARROW_DTYPES:
+        raise _narrow_dtype_error(what, dt.name)
     if dt.kind not in _SUPPORTED_KINDS and dt != float0:
         raise DTypeError(
             f"{what}: dtype {dt} is not supported; funcgrad computes on bool, integer, "

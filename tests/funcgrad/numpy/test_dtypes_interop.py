@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -172,9 +174,11 @@ def test_array_api_code_traces_with_namespace_and_device() -> None:
 
 
 def test_array_namespace_info_answers_as_numpys() -> None:
-    # array-API libraries read the version and the inspection namespace of xp (NumPy 2.4's
-    # values for the dtypes; funcgrad's devices)
-    assert fnp.__array_api_version__ == "2024.12"
+    # array-API libraries read the version and the inspection namespace of xp (the installed
+    # NumPy's version: 2024.12 for NumPy 2.4, 2025.12 for 2.5; NumPy's values for the dtypes;
+    # funcgrad's devices)
+    assert fnp.__array_api_version__ == np.__array_api_version__
+    assert re.fullmatch(r"20\d\d\.\d\d", fnp.__array_api_version__)
     info = fnp.__array_namespace_info__()
     assert info.default_dtypes() == {"real floating": np.dtype("float64"),
                                      "complex floating": np.dtype("complex128"),

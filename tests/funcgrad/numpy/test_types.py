@@ -86,3 +86,13 @@ def test_narrow_dtype_names_as_strings_say_why():
             make()
     with pytest.raises(TypeError, match="not understood"):  # other unknown names: NumPy's
         fnp.zeros(2, dtype="foo")
+
+
+def test_narrow_dtypes_known_to_numpy_say_why():
+    # once ml_dtypes is imported (JAX does; CuPy 14 does on a GPU machine) NumPy knows the
+    # names, and numpy.dtype("bfloat16") is a kind "V" dtype: the same error, not the generic
+    # "not supported" one (the GPU run said "dtype bfloat16 is not supported; ...")
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    for dt in ("bfloat16", ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.int4):
+        with pytest.raises(funcgrad.errors.DTypeError, match="narrow .ml_dtypes. types"):
+            fnp.zeros(2, dtype=dt)
