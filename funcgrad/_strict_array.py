@@ -543,8 +543,16 @@ class StrictArray:
     partition = _array_method("partition")
     argpartition = _array_method("argpartition")
     searchsorted = _array_method("searchsorted")
-    choose = _array_method("choose")  # CuPy's ndarray has both
     compress = _array_method("compress")
+
+    def choose(self, choices: Any, out: Any = None, mode: str = "raise") -> StrictArray:
+        """Like ``numpy.ndarray.choose``, but, as CuPy's, ``choices`` must be one array (CuPy
+        reads ``choices.shape``: a list of arrays is an AttributeError there)."""
+        if not isinstance(choices, StrictArray):
+            raise TypeError(
+                "strict backend (as CuPy): StrictArray.choose takes its choices as one array, "
+                f"not a {type(choices).__name__}; stack them first (xp.stack, fnp.stack)")
+        return _array_method("choose")(self, choices, out=out, mode=mode)
 
     def view(self, dtype: Any = None) -> StrictArray:
         """A view of the same data, optionally reinterpreted as ``dtype``."""

@@ -728,3 +728,11 @@ def test_cupy_surface_flags_and_dtypes() -> None:
     assert x.flags.c_contiguous and not hasattr(x.flags, "writeable")
     with pytest.raises(ValueError, match="unsupported dtype"):
         S(np.zeros(2, dtype=[("float0", "V")]))
+
+
+def test_cupy_surface_choose_takes_one_array_of_choices() -> None:
+    # CuPy's ndarray.choose reads choices.shape: a list of arrays fails there, so here too
+    idx = S(np.array([0, 1, 1]))
+    with pytest.raises(TypeError, match="choose takes its choices as one array"):
+        idx.choose([S(np.ones(3)), S(np.zeros(3))])
+    assert_same(idx.choose(S(np.array([[1, 2, 3], [4, 5, 6]]))), np.array([1, 5, 6]))

@@ -293,7 +293,9 @@ def test_where_initial_tie_gradient_as_jax(name: str) -> None:
     lambda a: a.searchsorted(3.0),
     lambda a: a.argpartition(1),
     lambda a: a.compress([True, False, True, True], axis=0),
-    lambda a: (a > 2).choose([a, -a]),
+    # one array of choices: eager results on the GPU are CuPy arrays, whose choose method reads
+    # choices.shape (a list is an AttributeError there; docs/backends.md)
+    lambda a: (a > 2).choose(fnp.stack([a, -a])),
     lambda a: a.view(np.int64),
     lambda a: a.view(np.uint8),
     lambda a: a.astype(np.float32).view(np.int16),
