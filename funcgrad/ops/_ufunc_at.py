@@ -1,9 +1,10 @@
 """``numpy.<ufunc>.at`` on every array module: unbuffered in-place updates where an element
 named several times is updated once per occurrence.
 
-NumPy and the strict test backend have ``ufunc.at`` for every ufunc; CuPy has
-``cupyx.scatter_add`` (atomic, for 32/64-bit numbers and float16), used for additions. For
-the rest, :func:`ufunc_at` works in rounds over occurrence ranks: the updates are sorted
+NumPy and the strict test backend have ``ufunc.at`` for every ufunc; CuPy's atomic
+``cupy.add.at`` (for 32/64-bit numbers and float16; ``cupyx.scatter_add`` on older CuPy,
+deprecated in CuPy 14) is used for additions. For the rest, :func:`ufunc_at` works in
+rounds over occurrence ranks: the updates are sorted
 stably by the element they name, each gets its rank among the updates of that element
 (0 for the first), and round ``r`` applies the rank-``r`` updates with one plain fancy-index
 read-modify-write (the elements of one round are distinct). Repeated updates meet in their
@@ -22,13 +23,21 @@ from funcgrad.ops.indexing import is_numpy_like
 
 __all__ = ["set_at", "ufunc_at"]
 
-#: Array modules with atomic scatter kernels in a companion package: module name ->
-#: (companion, {ufunc name: (kernel name, the dtypes it takes)}). Only addition: CuPy 14's
-#: ``scatter_max``/``scatter_min`` round float64 through float32 (seen on an H100), and
-#: ``scatter_add`` refuses the other dtypes; the rounds below are exact for every dtype.
-_DEVICE_KERNELS: dict[str, tuple[str, dict[str, tuple[str, frozenset[str]]]]] = {
-    "cupy": ("cupyx", {"add": ("scatter_add", frozenset(
-        {"int32", "int64", "uint32", "uint64", "float16", "float32", "float64"}))}),
+#: Array modules whose ``ufunc.at`` is exact for some ufuncs and dtypes only: module name ->
+#: {ufunc name: the dtypes its ``at`` takes}. CuPy's ``add.at`` is an atomic add for these
+#: dtypes (its ``_scatter_op``; other dtypes raise); its ``maximum.at``/``minimum.at`` round
+#: float64 through float32 (``atomicMax`` on doubles goes through ``fmaxf`` in CuPy 14's
+#: atomics.cuh, seen on an H100) and its other ufuncs have no ``at``: the rounds below are
+#: exact for every ufunc and dtype.
+_DEVICE_AT: dict[str, dict[str, frozenset[str]]] = {
+    "cupy": {"add": frozenset(
+        {"int32", "int64", "uint32", "uint64", "float16", "float32", "float64"})},
+}
+
+#: The same kernels where the module's ufuncs have no ``at`` (older CuPy): module name ->
+#: (companion module, {ufunc name: kernel name}). CuPy 14 deprecates them for ``ufunc.at``.
+_LEGACY_KERNELS: dict[str, tuple[str, dict[str, str]]] = {
+    "cupy": ("cupyx", {"add": "scatter_add"}),
 }
 
 #: Above this many occurrences of one element, combine by a segmented scan instead of rounds.
@@ -36,11 +45,16 @@ MAX_ROUNDS = 32
 
 
 def _device_kernel(xp: Any, op: str, dtype: Any) -> Any:
-    companion, kernels = _DEVICE_KERNELS.get(getattr(xp, "__name__", ""), ("", {}))
-    name, dtypes = kernels.get(op, (None, frozenset()))
-    if name is None or str(dtype) not in dtypes:
+    """The module's exact atomic ``op.at`` for ``dtype``, or None (then: rounds)."""
+    module = getattr(xp, "__name__", "")
+    if str(dtype) not in _DEVICE_AT.get(module, {}).get(op, frozenset()):
         return None
-    return getattr(importlib.import_module(companion), name)
+    at = getattr(getattr(xp, op), "at", None)
+    if at is not None:
+        return at
+    companion, kernels = _LEGACY_KERNELS.get(module, ("", {}))
+    name = kernels.get(op)
+    return None if name is None else getattr(importlib.import_module(companion), name)
 
 
 def ufunc_at(xp: Any, op: str, out: Any, key: tuple, updates: Any, *,

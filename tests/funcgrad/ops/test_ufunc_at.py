@@ -141,3 +141,58 @@ def test_scatter_primitives_through_the_fallback(without_ufunc_at, method):
             if j == max(k for k, i2 in enumerate(idx % 5) if i2 == i):
                 want[j] = x[0][i]
         assert_allclose(host(grad), want)
+
+
+class _FakeUfunc:
+    """A ufunc of a fake CuPy: records each ``at`` call and forwards to NumPy's."""
+
+    def __init__(self, ufunc, calls, with_at):
+        self._ufunc, self._calls = ufunc, calls
+        if with_at:
+            self.at = self._at
+
+    def __call__(self, *args, **kwargs):
+        return self._ufunc(*args, **kwargs)
+
+    def _at(self, a, indices, b):
+        self._calls.append((self._ufunc.__name__, a.dtype.name))
+        self._ufunc.at(a, indices, b)
+
+
+def _fake_cupy(calls, with_at=True):
+    import types
+
+    fake = types.ModuleType("cupy")  # named as CuPy, so ufunc_at takes CuPy's rules
+    for name in ("add", "multiply", "maximum"):
+        setattr(fake, name, _FakeUfunc(getattr(np, name), calls, with_at))
+    for name in ("arange", "argsort", "searchsorted", "asarray", "broadcast_to", "int64",
+                 "cumsum", "bincount", "concatenate", "ones", "where"):
+        setattr(fake, name, getattr(np, name))
+    return fake
+
+
+def test_cupy_additions_use_cupy_add_at_not_the_deprecated_cupyx_scatter_add():
+    # CuPy 14 deprecates cupyx.scatter_add (ndarray.scatter_add) for cupy.add.at; the
+    # additions of the dtypes CuPy's atomic add takes go there, the rest (other dtypes,
+    # other ufuncs: CuPy's maximum.at rounds float64 through float32) through the rounds.
+    calls: list = []
+    fake = _fake_cupy(calls)
+    idx = (np.array([1, 1, 0]),)
+    for dtype in (np.float64, np.float32, np.int64, np.int32):
+        got = ufunc_at(fake, "add", np.zeros(3, dtype), idx, np.array([1, 2, 3], dtype))
+        np.testing.assert_array_equal(got, np.array([3, 3, 0], dtype))
+    assert calls == [("add", "float64"), ("add", "float32"), ("add", "int64"), ("add", "int32")]
+    calls.clear()
+    got = ufunc_at(fake, "add", np.zeros(3, np.complex128), idx, np.array([1j, 2, 3]))
+    np.testing.assert_array_equal(got, [3, 2 + 1j, 0])
+    got = ufunc_at(fake, "maximum", np.zeros(3), idx, np.array([1.0, 2.0, -3.0]))
+    np.testing.assert_array_equal(got, [0.0, 2.0, 0.0])
+    assert calls == []
+
+
+def test_a_module_without_ufunc_at_for_a_dtype_takes_the_rounds():
+    calls: list = []
+    got = ufunc_at(_fake_cupy(calls), "add", np.zeros(2, bool), (np.array([1, 1]),),
+                   np.array([True, True]))
+    np.testing.assert_array_equal(got, [False, True])  # NumPy: add.at on bools is "or"
+    assert calls == []
