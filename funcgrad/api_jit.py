@@ -1244,7 +1244,13 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         return out_leaves
 
     closed = trace_to_jaxpr(flat, avals, current_trace())
-    return stages.out_info(store[0], closed.out_avals)
+    shardings = None
+    if isinstance(fun, Jitted) and fun._out_shardings is not None:
+        # the layouts jit's out_shardings asks for, as JAX's eval_shape reports them
+        outs = tree_util.tree_unflatten(store[0], list(closed.out_avals))
+        shardings = _resolved(_broadcast_shardings(fun._out_shardings, outs, "out_shardings",
+                                                   fun._name), closed.out_avals)
+    return stages.out_info(store[0], closed.out_avals, shardings)
 
 
 def _as_aval(x: Any) -> ShapedArray:

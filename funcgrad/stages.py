@@ -61,15 +61,20 @@ _PY_KIND = {bool: "b", int: "i", float: "f", complex: "c"}
 _KIND_ORDER = "biufc"  # a Python scalar may stand for a dtype of its kind or a later one
 
 
-def out_info(out_tree: Any, avals: Sequence[ShapedArray]) -> Any:
-    """The output structure with a :class:`~funcgrad.ShapeDtypeStruct` per array.
+def out_info(out_tree: Any, avals: Sequence[ShapedArray],
+             shardings: Sequence[Any] | None = None) -> Any:
+    """The output structure with a :class:`~funcgrad.ShapeDtypeStruct` per array, with the
+    sharding ``shardings`` asks for per array (jit's ``in_shardings``/``out_shardings``, a
+    stand-in's), as JAX's ``out_info``/``eval_shape`` (None: none).
 
     Example:
         >>> out_info(tree_util.tree_structure((0, 0)), [ShapedArray((2,), numpy.int32)] * 2)
         (ShapeDtypeStruct(shape=(2,), dtype=int32), ShapeDtypeStruct(shape=(2,), dtype=int32))
     """
+    shardings = shardings or [None] * len(avals)
     return tree_util.tree_unflatten(
-        out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type) for a in avals])
+        out_tree, [ShapeDtypeStruct(a.shape, a.dtype, a.weak_type, sharding=s)
+                   for a, s in zip(avals, shardings)])
 
 
 def args_tree(tree: Any) -> Any:
@@ -301,12 +306,13 @@ class _Stage:
     def in_info(self) -> Any:
         """``(args, kwargs)`` (non-static) with a :class:`~funcgrad.ShapeDtypeStruct` per
         array."""
-        return out_info(self._sig.in_tree, self._sig.closed.in_avals)
+        return out_info(self._sig.in_tree, self._sig.closed.in_avals, self._sig.in_shardings)
 
     @property
     def out_info(self) -> Any:
         """The results' structure with a :class:`~funcgrad.ShapeDtypeStruct` per array."""
-        return out_info(self._sig.out_tree, self._sig.closed.out_avals)
+        return out_info(self._sig.out_tree, self._sig.closed.out_avals,
+                        self._sig.out_shardings)
 
     @property
     def donated_invars(self) -> tuple[bool, ...]:

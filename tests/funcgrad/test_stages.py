@@ -375,3 +375,21 @@ def test_compiled_reports_the_shardings_jit_and_stand_ins_ask_for():
         assert c.output_shardings[0] == NamedSharding(mesh, PartitionSpec("x"))
     with pytest.raises(ValueError, match="in_shardings must be a sharding or a pytree prefix"):
         funcgrad.jit(lambda a: a, in_shardings=(s, s)).lower(np.ones(4))
+
+
+def test_out_info_and_eval_shape_carry_the_asked_shardings():
+    # JAX 0.10.2: jit(f, out_shardings=...).trace(sds).out_info and eval_shape of that jit
+    # give ShapeDtypeStructs with the asked sharding (the abstract sharded state of checkpoint
+    # restoring); a stand-in's sharding shows in in_info
+    from funcgrad.sharding import NamedSharding, PartitionSpec
+
+    s = NamedSharding(funcgrad.make_mesh((1,), ("x",)), PartitionSpec("x"))
+    sds = funcgrad.ShapeDtypeStruct((4, 3), np.float32, sharding=s)
+    f = funcgrad.jit(lambda a, b: (a * 2, b), out_shardings=(s, None))
+    traced = f.trace(sds, np.ones(2))
+    (o1, o2) = traced.out_info
+    assert o1.sharding is s and o1.shape == (4, 3) and o2.sharding is None
+    assert traced.in_info[0][0].sharding is s and traced.lower().out_info[0].sharding is s
+    out = funcgrad.eval_shape(funcgrad.jit(lambda a: {"u": a, "v": a.sum()},
+                                           out_shardings={"u": s, "v": None}), sds)
+    assert out["u"].sharding is s and out["v"].sharding is None and out["v"].shape == ()
