@@ -8,7 +8,10 @@ shown before any Python code runs, so funcgrad wraps the warnings module's displ
 ``catch_warnings(record=True)``, ``logging.captureWarnings`` -- all pass): a warning located
 in funcgrad's own files or in generated code is issued again, once, at the user's line, with
 that module's filters and its once-per-location registry, exactly as if the user's line had
-called NumPy itself.
+called NumPy itself. NumPy's reductions and scans (``sum``, ``prod``, ``cumprod``) warn from
+NumPy's own Python wrappers (``fromnumeric.py``) instead: a warning located in an array
+library's Python files is relocated too when funcgrad called that library, and left where it
+is when the user called it directly.
 
 The user's line is, for generated code, the line the equation was traced from (the
 ``# log (model.py:3)`` comment of that line, resolved through ``funcgrad.errors.
@@ -26,10 +29,13 @@ Example:
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import warnings
 from typing import Any
+
+import numpy
 
 from funcgrad.errors import SourceInfo, generated_code, is_our_file
 
@@ -40,8 +46,22 @@ _installed: list[Any] = []
 _unknown_modules: dict[str, dict] = {}
 
 
+# The Python files of the array libraries funcgrad calls (NumPy's fromnumeric.py wrappers
+# warn from there); CuPy's and SciPy's only once imported (never imported here).
+_LIBRARY_PACKAGES = ("numpy", "cupy", "cupyx", "scipy")
+
+
 def _is_internal(filename: str) -> bool:
     return is_our_file(filename) or filename in generated_code
+
+
+def _is_library_file(filename: str) -> bool:
+    for name in _LIBRARY_PACKAGES:
+        mod = numpy if name == "numpy" else sys.modules.get(name)
+        where = getattr(mod, "__file__", None)
+        if where and filename.startswith(os.path.dirname(where) + os.sep):
+            return True
+    return False
 
 
 def user_location(filename: str, lineno: int) -> tuple[SourceInfo, dict] | None:
@@ -52,6 +72,12 @@ def user_location(filename: str, lineno: int) -> tuple[SourceInfo, dict] | None:
         f = f.f_back
     if f is None:
         return None
+    if not _is_internal(filename):
+        # An array library's own Python code warned: funcgrad's only when funcgrad called it.
+        while f is not None and _is_library_file(f.f_code.co_filename):
+            f = f.f_back
+        if f is None or not _is_internal(f.f_code.co_filename):
+            return None
     while f is not None:
         fn = f.f_code.co_filename
         lookup = generated_code.get(fn)
@@ -95,7 +121,8 @@ def _forget(msg: Any) -> None:
 
 def _relocating(show: Any) -> Any:
     def _showwarnmsg(msg: Any) -> None:
-        if getattr(_local, "busy", False) or not _is_internal(msg.filename):
+        if getattr(_local, "busy", False) or not (_is_internal(msg.filename)
+                                                  or _is_library_file(msg.filename)):
             return show(msg)
         found = user_location(msg.filename, msg.lineno)
         if found is None:

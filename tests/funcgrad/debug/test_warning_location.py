@@ -111,3 +111,29 @@ def test_warning_in_a_program_without_a_source_file(how):
     assert "invalid value encountered in log" in done.stderr
     where = "<stdin>:2" if how == "stdin" else "<string>:2"
     assert where in done.stderr
+
+
+def test_reductions_warning_from_numpys_wrappers_point_at_the_users_line():
+    # NumPy's sum/prod/cumprod warn from its fromnumeric.py wrappers, not from funcgrad's
+    # files: called by funcgrad, they are relocated all the same, eagerly and under jit.
+    skip_on_gpu("CuPy raises no floating-point warnings")
+    with pytest.warns(RuntimeWarning, match="invalid value encountered in accumulate") as rec:
+        fnp.cumprod(np.array([np.inf, 0.0])); line = _line()  # noqa: E702
+    assert (rec[0].filename, rec[0].lineno) == (__file__, line)
+    with pytest.warns(RuntimeWarning, match="overflow encountered in reduce") as rec:
+        fnp.prod(np.array([1e200, 1e200])); line = _line()  # noqa: E702
+    assert (rec[0].filename, rec[0].lineno) == (__file__, line)
+
+    def f(x):
+        return fnp.sum(x)
+
+    with pytest.warns(RuntimeWarning, match="invalid value encountered in reduce") as rec:
+        funcgrad.jit(f)(np.array([np.inf, -np.inf]))
+    assert (rec[0].filename, rec[0].lineno) == (__file__, inspect.getsourcelines(f)[1] + 1)
+
+
+def test_numpy_called_directly_keeps_its_own_warning_location():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        np.sum(np.array([np.inf, -np.inf]))
+    assert caught and caught[0].filename != __file__
