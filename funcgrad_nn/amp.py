@@ -57,13 +57,15 @@ _FP32_LOSSES = ("binary_cross_entropy_with_logits", "cosine_embedding_loss", "cr
 #: for the ops funcgrad_nn implements. ``lower``: floating inputs other than float64 are cast
 #: to the autocast dtype; ``fp32``: to float32; ``promote``: all floating inputs to the widest
 #: of them; ``unsafe``: refused (PyTorch's ``binary_cross_entropy`` on CUDA). The CPU lists
-#: were read off torch 2.13 (which ops change dtype under ``torch.autocast("cpu")``).
+#: were read off torch 2.13 (which ops change dtype under ``torch.autocast("cpu")``), the
+#: CUDA ones off ATen's autocast_mode.h (AT_FORALL_LOWER_PRECISION_FP, AT_FORALL_FP32,
+#: AT_FORALL_FP32_SET_OPT_DTYPE, AT_FORALL_PROMOTE).
 AUTOCAST_POLICIES: dict[str, dict[str, str]] = {
     "cuda": {
         **dict.fromkeys(_LOWER_OPS + _RNN_OPS, LOWER),
         **dict.fromkeys(_FP32_LOSSES + (
             "softmax", "log_softmax", "softmin", "softplus", "layer_norm", "group_norm",
-            "normalize", "cosine_similarity", "pdist"), FP32),
+            "normalize", "cosine_similarity", "pdist", "huber_loss"), FP32),
         "bilinear": PROMOTE, "grid_sample": PROMOTE,
         "binary_cross_entropy": UNSAFE,
     },

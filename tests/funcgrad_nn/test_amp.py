@@ -1,9 +1,13 @@
 """``funcgrad_nn.amp`` (``torch.amp``): autocast's casts and GradScaler's dynamic loss
 scaling against PyTorch fixtures made by ``fixtures/make_amp_fixtures.py`` (a network's
 float16 output, float32 loss and gradients under ``torch.autocast("cpu", dtype=float16)``,
-a 6-step scaled training run with a skipped step, and each op's output dtype), then the
-rules: nesting, float64 left alone, ``nn.jit`` traced per autocast state, the scale a
-compiled step keeps, checkpoints and errors."""
+a 6-step scaled training run with a skipped step, and each op's output dtype under the CPU
+and the CUDA autocast), then the rules: nesting, float64 left alone, ``nn.jit`` traced per
+autocast state, the scale a compiled step keeps, checkpoints and errors.
+
+As in PyTorch, autocast casts the arrays of its own device type only, so every test enters
+the autocast of the test device's arrays (``"cpu"`` for NumPy and the strict backend,
+``"cuda"`` for CuPy) and expects that device type's PyTorch behaviour."""
 
 from __future__ import annotations
 
@@ -15,14 +19,17 @@ import numpy as np
 import pytest
 
 import funcgrad_nn as nn
-from funcgrad.backend import cuda_available
+from funcgrad.backend import cuda_available, platform_name
 from funcgrad_nn import amp
 from tests.helpers import DEVICE, dev, expected_fp_warnings, host
 
 F = nn.F
 HERE = pathlib.Path(__file__).parent / "fixtures" / "amp"
 DATA = np.load(HERE / "amp.npz")
-DTYPES = json.loads((HERE / "dtypes.json").read_text())["autocast_cpu_float16"]
+#: the autocast device type of the test device's arrays, and the other one
+DT = platform_name(DEVICE)
+OTHER = "cuda" if DT == "cpu" else "cpu"
+DTYPES = json.loads((HERE / "dtypes.json").read_text())[f"autocast_{DT}_float16"]
 F16 = np.float16
 
 
@@ -44,7 +51,7 @@ class Net(nn.Module):
 
 
 def _net_loss(m, x, y):
-    with nn.autocast("cpu", dtype=F16):
+    with nn.autocast(DT, dtype=F16):
         out = m(x)
         return F.cross_entropy(out, y), out
 
@@ -56,7 +63,9 @@ def test_network_matches_pytorch(jit):
     step = nn.value_and_grad(_net_loss, has_aux=True)
     (loss, out), g = (nn.jit(step) if jit else step)(net, dev(DATA["net/x"]),
                                                      dev(DATA["net/y"]))
-    assert out.dtype == np.float16 and loss.dtype == np.float32
+    # the output is LayerNorm's of a float16 Linear output: float16 on the CPU, float32 on
+    # CUDA (which runs the normalisations in float32)
+    assert out.dtype == DTYPES["layer_norm"]["float16"] and loss.dtype == np.float32
     # float16 rounding: PyTorch's CPU kernels round at other points than NumPy's
     np.testing.assert_allclose(host(out).astype(np.float32), DATA["net/out"], atol=2e-3)
     np.testing.assert_allclose(float(host(loss)), DATA["net/loss"], rtol=1e-3)
@@ -74,10 +83,10 @@ def test_grad_scaler_training_matches_pytorch():
     mlp = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)).to(DEVICE)
     mlp.load_state_dict(_sd("scaler/sd0/"))
     opt = nn.optim.SGD(mlp.parameters(), lr=0.1)
-    scaler = nn.amp.GradScaler("cpu", init_scale=2.0 ** 20, growth_interval=2)
+    scaler = nn.amp.GradScaler(DT, init_scale=2.0 ** 20, growth_interval=2)
 
     def loss_fn(m, x, y):
-        with nn.autocast("cpu", dtype=F16):
+        with nn.autocast(DT, dtype=F16):
             return scaler.scale(F.cross_entropy(m(x), y))
 
     scales, norms = [], []
@@ -135,39 +144,47 @@ def test_op_dtypes_match_pytorch(op):
         "grid_sample": lambda d: F.grid_sample(x(d, 1, 1, 4, 4), u(d, 1, 2, 2, 2),
                                                align_corners=False),
     }
-    with nn.autocast("cpu", dtype=F16):
-        got = {label: str(calls[op](np.dtype(label)).dtype) for label in ("float32", "float16")}
+
+    def out_dtype(label):
+        try:
+            return str(calls[op](np.dtype(label)).dtype)
+        except RuntimeError:  # CUDA autocast refuses binary_cross_entropy
+            return "RuntimeError"
+    with nn.autocast(DT, dtype=F16):
+        got = {label: out_dtype(label) for label in ("float32", "float16")}
     assert got == DTYPES[op]
 
 
 def test_nesting_disabling_and_float64():
     lin = nn.Linear(3, 2).to(DEVICE)
     x32 = dev(np.ones((2, 3), np.float32))
-    with nn.autocast("cpu", dtype=F16):
-        assert nn.is_autocast_enabled("cpu") and not nn.is_autocast_enabled("cuda")
-        assert nn.get_autocast_dtype("cpu") == np.float16
-        with nn.autocast("cpu", enabled=False):
+    with nn.autocast(DT, dtype=F16):
+        assert nn.is_autocast_enabled(DT) and not nn.is_autocast_enabled(OTHER)
+        assert nn.get_autocast_dtype(DT) == np.float16
+        with nn.autocast(DT, enabled=False):
             assert lin(x32).dtype == np.float32
         assert lin(x32).dtype == np.float16
         # PyTorch leaves float64 alone (autocast casts float32/float16 only)
         assert lin.double()(dev(np.ones((2, 3)))).dtype == np.float64
-        # CUDA autocast does not touch arrays on the CPU
-        with nn.autocast("cuda"):
-            assert F.linear(x32, x32).dtype == np.float16  # still the CPU autocast
-    with nn.autocast("cuda"):
+        # the other device type's autocast does not touch these arrays
+        with nn.autocast(OTHER, dtype=F16):
+            assert F.linear(x32, x32).dtype == np.float16  # still this device's autocast
+        with nn.autocast(OTHER, enabled=False):
+            assert F.linear(x32, x32).dtype == np.float16
+    with nn.autocast(OTHER, dtype=F16):
         assert F.linear(x32, x32).dtype == np.float32
-    assert not nn.is_autocast_enabled("cpu")
+    assert not nn.is_autocast_enabled(DT)
 
 
 def test_decorator_and_custom_fwd():
-    @nn.autocast("cpu", dtype=F16)
+    @nn.autocast(DT, dtype=F16)
     def f(x, w):
         return F.linear(x, w)
 
     x = dev(np.ones((2, 3), np.float32))
     assert f(x, x).dtype == np.float16
-    g = amp.custom_fwd(lambda a: F.linear(a, a), device_type="cpu", cast_inputs=np.float32)
-    with nn.autocast("cpu", dtype=F16):
+    g = amp.custom_fwd(lambda a: F.linear(a, a), device_type=DT, cast_inputs=np.float32)
+    with nn.autocast(DT, dtype=F16):
         assert g(dev(np.ones((2, 3), F16))).dtype == np.float32  # inputs cast, autocast off
 
 
@@ -176,7 +193,7 @@ def test_jit_traces_per_autocast_state():
     f = nn.jit(lambda m, x: m(x))
     x = dev(np.ones((2, 3), np.float32))
     assert f(lin, x).dtype == np.float32
-    with nn.autocast("cpu", dtype=F16):
+    with nn.autocast(DT, dtype=F16):
         assert f(lin, x).dtype == np.float16
     assert f(lin, x).dtype == np.float32
 
@@ -258,10 +275,15 @@ def test_errors():
 
 #: output dtype of each recurrent layer under torch.autocast("cpu", dtype=float16) for a
 #: float32 / float16 input with float32 weights (torch 2.13; its float32 LSTM fails in oneDNN
-#: there, and float16 is what its lower-precision LSTM gives a float16 input)
-RNN_DTYPES = {"GRU": ("float32", "float16"), "LSTM": ("float16", "float16"),
-              "RNN": ("float16", "float16"), "GRUCell": ("float32", "float16"),
-              "LSTMCell": ("float32", "float16"), "RNNCell": ("float16", "float16")}
+#: there, and float16 is what its lower-precision LSTM gives a float16 input); CUDA's
+#: autocast runs them all in float16 (cuDNN's RNN and the cells are in its float16 list)
+RNN_DTYPES = {
+    "cpu": {"GRU": ("float32", "float16"), "LSTM": ("float16", "float16"),
+            "RNN": ("float16", "float16"), "GRUCell": ("float32", "float16"),
+            "LSTMCell": ("float32", "float16"), "RNNCell": ("float16", "float16")},
+    "cuda": dict.fromkeys(("GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNCell"),
+                          ("float16", "float16")),
+}[DT]
 
 
 @pytest.mark.parametrize("name", sorted(RNN_DTYPES))
@@ -271,13 +293,13 @@ def test_recurrent_layers_under_autocast(name):
     x = np.random.default_rng(0).standard_normal((2, 3) if cell else (5, 2, 3))
     got = []
     for dt in (np.float32, F16):
-        with nn.autocast("cpu", dtype=F16):
+        with nn.autocast(DT, dtype=F16):
             out = layer(dev(x.astype(dt)))
         got.append(str((out[0] if isinstance(out, tuple) else out).dtype))
     assert tuple(got) == RNN_DTYPES[name]
 
     def loss(m):
-        with nn.autocast("cpu", dtype=F16):
+        with nn.autocast(DT, dtype=F16):
             out = m(dev(x.astype(F16)))
             return ((out[0] if isinstance(out, tuple) else out).astype(np.float32) ** 2).sum()
     assert {str(g.dtype) for g in nn.tree_leaves(nn.grad(loss)(layer))} == {"float32"}
