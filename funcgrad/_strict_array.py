@@ -510,7 +510,6 @@ class StrictArray:
     reshape = _array_method("reshape")
     transpose = _array_method("transpose")
     ravel = _array_method("ravel")
-    flatten = _array_method("flatten")
     copy = _array_method("copy")
     sum = _array_method("sum")
     prod = _array_method("prod")
@@ -553,6 +552,10 @@ class StrictArray:
                 "strict backend (as CuPy): StrictArray.choose takes its choices as one array, "
                 f"not a {type(choices).__name__}; stack them first (xp.stack, fnp.stack)")
         return _array_method("choose")(self, choices, out=out, mode=mode)
+
+    def flatten(self) -> StrictArray:
+        """A one-dimensional C-order copy: CuPy's ``flatten`` takes no ``order`` argument."""
+        return StrictArray(self._a.flatten())
 
     def view(self, dtype: Any = None) -> StrictArray:
         """A view of the same data, optionally reinterpreted as ``dtype``."""

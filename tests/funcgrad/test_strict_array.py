@@ -421,6 +421,8 @@ def test_methods_match_numpy() -> None:
     assert_same(s.transpose(1, 0), a.transpose(1, 0))
     assert_same(s.ravel(), a.ravel())
     assert_same(s.flatten(), a.flatten())
+    with pytest.raises(TypeError, match=r"flatten\(\) takes"):  # CuPy's takes no order
+        s.flatten("F")
     assert_same(s.copy(), a.copy())
     assert_same(s.sum(axis=1, keepdims=True), a.sum(axis=1, keepdims=True))
     assert_same(s.prod(), a.prod())
