@@ -131,12 +131,31 @@ def _operand(other: Any, where: str) -> Any:
 # --------------------------------------------------------------------------------------
 
 
+#: CuPy's ``ndarray.__array_priority__``. Its operators call an unknown operand's reflected
+#: method only where that operand's priority is higher or its ``__array_ufunc__`` is None;
+#: otherwise CuPy computes the ufunc and raises TypeError ("operand type(s) all returned
+#: NotImplemented from __array_ufunc__"), where NumPy arrays would defer at priority 100.
+CUPY_ARRAY_PRIORITY = 100
+_COMPARISONS = frozenset({"__lt__", "__le__", "__eq__", "__ne__", "__gt__", "__ge__"})
+
+
+def _cupy_defers_to(other: Any) -> bool:
+    return (getattr(type(other), "__array_ufunc__", 0) is None
+            or getattr(other, "__array_priority__", 0) > CUPY_ARRAY_PRIORITY)
+
+
 def _binary(op: Callable[[Any, Any], Any], name: str) -> Callable[[StrictArray, Any], Any]:
     where = f"StrictArray.{name}"
+    reflected = None if name in _COMPARISONS else "__r" + name[2:]
 
     def method(self: StrictArray, other: Any) -> Any:
         o = _operand(other, where)
         if o is NotImplemented:
+            if reflected and hasattr(type(other), reflected) and not _cupy_defers_to(other):
+                raise TypeError(
+                    f"strict backend (as CuPy): {where} does not defer to "
+                    f"{type(other).__name__}.{reflected}: CuPy arrays defer only to types "
+                    f"with __array_priority__ > {CUPY_ARRAY_PRIORITY} or __array_ufunc__ = None")
             return NotImplemented
         return _wrap(op(self._a, o), True)
 

@@ -79,7 +79,10 @@ class BCOO:
         [[0.0, 1.0], [2.0, 0.0]]
     """
 
-    __array_priority__ = 100  # x @ A with x a NumPy array calls A.__rmatmul__
+    # x @ A with x a NumPy or CuPy array calls A.__rmatmul__: NumPy defers to a type whose
+    # __array_ufunc__ is None, CuPy (whose arrays have priority 100) to a higher priority
+    __array_ufunc__ = None
+    __array_priority__ = 101
 
     def __init__(self, args: tuple[Any, Any], *, shape: Sequence[int],
                  indices_sorted: bool = False, unique_indices: bool = False) -> None:
@@ -840,7 +843,8 @@ class BCSR:
         ([0, 1, 3], [1, 0, 1], [1.0, 5.0])
     """
 
-    __array_priority__ = 100
+    __array_ufunc__ = None  # NumPy and CuPy arrays defer to A.__rmatmul__, as for BCOO
+    __array_priority__ = 101
 
     def __init__(self, args: tuple[Any, Any, Any], *, shape: Sequence[int],
                  indices_sorted: bool = False, unique_indices: bool = False) -> None:

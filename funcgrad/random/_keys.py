@@ -154,7 +154,7 @@ class PRNGKeyArray:
     """
 
     __slots__ = ("_data", "_impl", "__weakref__")  # (weakly held by the key-reuse check)
-    __array_priority__ = 100  # NumPy defers ``ndarray == keys`` to us
+    __array_priority__ = 101  # NumPy and CuPy (priority 100) defer ``array == keys`` to us
     # funcgrad.numpy's structural functions (stack, where, take, ...) take key arrays
     # (funcgrad/numpy/_extended.py, registered below): the data has one trailing axis
     _trailing_ndim = 1

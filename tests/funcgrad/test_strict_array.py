@@ -738,3 +738,31 @@ def test_cupy_surface_choose_takes_one_array_of_choices() -> None:
     with pytest.raises(TypeError, match="choose takes its choices as one array"):
         idx.choose([S(np.ones(3)), S(np.zeros(3))])
     assert_same(idx.choose(S(np.array([[1, 2, 3], [4, 5, 6]]))), np.array([1, 5, 6]))
+
+
+def test_operators_defer_to_other_types_only_as_cupy_does():
+    # CuPy 14: ``cupy_array @ obj`` calls ``obj.__rmatmul__`` only where obj's
+    # __array_priority__ exceeds CuPy's 100 or its __array_ufunc__ is None; otherwise the
+    # ufunc raises TypeError (seen on an H200 with BCOO at priority 100). NumPy defers more.
+    class AtPriority:
+        def __init__(self, p):
+            self.__array_priority__ = p
+
+        def __rmatmul__(self, other):
+            return "deferred"
+
+        __radd__ = __rmatmul__
+
+    class NoUfunc:
+        __array_ufunc__ = None
+
+        def __radd__(self, other):
+            return "deferred"
+
+    x = S(np.ones(2))
+    assert x @ AtPriority(101) == "deferred" and x + NoUfunc() == "deferred"
+    assert np.ones(2) @ AtPriority(100) == "deferred"  # NumPy defers at 100, CuPy does not
+    for op in (lambda a, b: a @ b, lambda a, b: a + b):
+        with pytest.raises(TypeError, match="does not defer"):
+            op(x, AtPriority(100))
+    assert (x == object()) is False  # comparisons: unchanged (Python falls back to identity)
