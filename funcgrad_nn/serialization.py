@@ -10,7 +10,10 @@ tensor names, so ``model.safetensors`` written from PyTorch with
 ``safetensors.torch.save_file(model.state_dict(), path)`` loads straight into the funcgrad_nn
 twin with ``load_state_dict(nn.load(path))``.
 
-No pickle is used anywhere, so loading an untrusted file cannot run code. Saving a path is
+No pickle is written, and none is unpickled freely, so loading an untrusted file cannot run
+code: ``torch.save``'s zip checkpoints (``model.pt``) are read by a restricted reader that
+knows only PyTorch's tensor rebuilders, dtypes and the builtin containers, as
+``torch.load(weights_only=True)`` (see :mod:`funcgrad_nn._torch_checkpoint`). Saving a path is
 atomic: the file is written to a temporary sibling, fsynced, then ``os.replace``-d over the
 target (and the directory fsynced), so a crash or a kill never leaves a truncated checkpoint;
 temporary files orphaned by a killed writer are removed by the next save of the same target.
@@ -48,6 +51,7 @@ import safetensors.numpy
 
 import funcgrad
 from funcgrad.backend import canonical_device
+from funcgrad_nn._torch_checkpoint import CheckpointError, is_torch_zip, read_torch_zip
 from funcgrad_nn.module import Module, Parameter
 
 __all__ = ["load", "save", "save_model", "load_model", "save_file", "load_file",
@@ -61,10 +65,6 @@ _NATIVE = {numpy.dtype(t) for t in (
     "float64", "float32", "float16", "int64", "uint64", "int32", "uint32", "int16", "uint16",
     "int8", "uint8", "bool", "complex64")}
 _STALE_TEMP_AGE_S = 3600.0  # a temp file without a live writer pid is stale after this
-
-
-class CheckpointError(ValueError):
-    """A file that is not, or no longer, a readable checkpoint (names the file and the fault)."""
 
 
 class MissingDirectoryError(FileNotFoundError, RuntimeError):
@@ -420,7 +420,8 @@ def _save(obj: Any, f: str | os.PathLike | Any, extra_metadata: dict[str, str]) 
 def _pickle_refused(where: str) -> CheckpointError:
     return CheckpointError(
         f"load: {where} is a PyTorch pickle checkpoint (torch.save), which funcgrad_nn does "
-        "not unpickle (it could run code); convert it once in PyTorch: "
+        "not unpickle (it could run code; only torch.save's zip archives are read, by a "
+        "restricted reader); convert it once in PyTorch: "
         "safetensors.torch.save_file(torch.load(path), 'model.safetensors'), then nn.load "
         "that file")
 
@@ -506,8 +507,8 @@ def _load_npz(f: Any, where: str, place: Callable[[numpy.ndarray], Any]) -> Any:
                               ) from None
     with archive:
         if "__structure__" not in archive.files:
-            if any(name.endswith("data.pkl") for name in archive.zip.namelist()):
-                raise _pickle_refused(where)
+            if is_torch_zip(archive.zip):
+                return read_torch_zip(archive.zip, where, place)
             raise CheckpointError(f"load: {where} is not a funcgrad_nn checkpoint (an .npz "
                                   "without a __structure__ entry)")
         try:
@@ -532,9 +533,11 @@ def load(f: str | os.PathLike | Any, map_location: Any = None, pickle_module: An
     (``"cpu"``, ``"cuda"``, ``"cuda:0"``, or an object printing as one), a dict from the saved
     location (always ``"cpu"``: arrays are saved from the host) to a device, or a callable
     ``map_location(array, "cpu")`` whose result is used (None keeps the array).
-    ``weights_only``, ``mmap`` and ``torch.load``'s ``pickle_load_args`` (``encoding=``) are
-    accepted for PyTorch compatibility: nothing is ever unpickled, and the arrays are read
-    into memory; a ``pickle_module`` is refused.
+    ``torch.save``'s zip checkpoints (``model.pt``/``.pth``) are read too, by a restricted
+    reader (PyTorch's tensors, dtypes and containers only, as ``torch.load(weights_only=True)``;
+    any other object in the file is refused, never run). ``weights_only``, ``mmap`` and
+    ``torch.load``'s ``pickle_load_args`` (``encoding=``) are accepted for PyTorch
+    compatibility: the arrays are read into memory; a ``pickle_module`` is refused.
 
     >>> import io, numpy as np
     >>> buf = io.BytesIO(); save([np.int64(3), "x", None], buf); _ = buf.seek(0)

@@ -21,7 +21,7 @@ import safetensors.numpy
 
 import funcgrad_nn as nn
 from funcgrad_nn.serialization import CheckpointError
-from tests.helpers import dev, host
+from tests.helpers import DEVICE, dev, host
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -427,17 +427,56 @@ def test_load_state_dict_takes_a_one_element_array_for_a_0d_buffer_as_torch():
         bn.load_state_dict(sd)
 
 
-def test_a_torch_save_pickle_gets_a_clear_error_naming_the_conversion(tmp_path):
-    # torch.save's zip layout (torch 2.13): <name>/data.pkl, <name>/data/0, ... — never
-    # unpickled here
+def test_a_torch_save_checkpoint_loads_into_the_twin_model_and_optimizer():
+    # fixtures/make_torch_checkpoint.py: torch.save of a training checkpoint (torch 2.13's
+    # zip archive), read without torch by a restricted reader, as torch.load(weights_only=True)
+    ck = nn.load(os.path.join(FIXTURES, "torch_checkpoint.pt"), map_location=DEVICE)
+    assert list(ck) == ["model", "optimizer", "epoch", "x", "y", "bf16", "bf16_as_float32",
+                        "tied", "strided", "device", "size", "dtype", "param"]
+    model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.ReLU(), nn.Linear(4, 2))
+    assert isinstance(ck["model"], collections.OrderedDict)
+    assert model.to(DEVICE).load_state_dict(ck["model"]) == ([], [])
+    assert int(model[1].num_batches_tracked) == 2
+    np.testing.assert_allclose(host(model.eval()(ck["x"])), host(ck["y"]), rtol=1e-6, atol=1e-6)
+    opt = nn.optim.Adam(model.parameters(), lr=0.5)
+    opt.load_state_dict(ck["optimizer"])
+    assert opt.param_groups[0]["lr"] == 0.01 and float(opt.state_dict()["state"][0]["step"]) == 2
+    assert ck["epoch"] == 3 and ck["device"] == "cpu" and ck["size"] == (2, 3)
+    assert ck["dtype"] == np.float16
+    assert ck["bf16"].dtype == np.float32 and np.array_equal(host(ck["bf16"]),
+                                                              host(ck["bf16_as_float32"]))
+    assert ck["tied"][0] is ck["tied"][1]  # one storage, as torch.load shares it
+    assert host(ck["tied"][0]).tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert host(ck["strided"]).tolist() == [1, 4, 7] and ck["strided"].dtype == np.int64
+    assert ck["param"].dtype == np.float64 and host(ck["param"]).tolist() == [1.0, 1.0]
+
+
+def _torch_zip(path, pickled):
     import zipfile
 
-    path = tmp_path / "model.pt"
     with zipfile.ZipFile(path, "w") as z:
-        z.writestr("model/data.pkl", b"\x80\x02}q\x00.")
+        z.writestr("model/data.pkl", pickled)
         z.writestr("model/version", b"3\n")
-    with pytest.raises(CheckpointError, match=r"PyTorch pickle checkpoint.*safetensors.torch"):
-        nn.load(path)
+
+
+def test_a_torch_checkpoint_naming_other_globals_is_refused_without_running_them(tmp_path):
+    # torch.save(model) pickles the module's class; a crafted file names os.system: neither is
+    # called (torch.load(weights_only=True) refuses both too)
+    marker = tmp_path / "ran"
+    _torch_zip(tmp_path / "evil.pt", b"cos\nsystem\n(S'touch " + str(marker).encode()
+               + b"'\ntR.")
+    with pytest.raises(CheckpointError, match=r"names os\.system.*state_dict"):
+        nn.load(tmp_path / "evil.pt")
+    assert not marker.exists()
+    _torch_zip(tmp_path / "model.pt", b"\x80\x02ctorch.nn.modules.linear\nLinear\n)\x81.")
+    with pytest.raises(CheckpointError, match=r"torch\.nn\.modules\.linear\.Linear"):
+        nn.load(tmp_path / "model.pt")
+    _torch_zip(tmp_path / "cut.pt", b"\x80\x02}q\x00X\x01")
+    with pytest.raises(CheckpointError, match=r"corrupt PyTorch checkpoint"):
+        nn.load(tmp_path / "cut.pt")
+
+
+def test_a_bare_pickle_gets_a_clear_error_naming_the_conversion(tmp_path):
     # torch.save(..., _use_new_zipfile_serialization=False) and pickle.dump: a bare pickle
     # (torch 2.13's legacy file starts b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19.")
     import pickle

@@ -1,0 +1,259 @@
+"""Reading ``torch.save``'s zip checkpoints (``model.pt``, ``checkpoint.pth``) without torch
+and without running code: the archive's ``data.pkl`` is read by a *restricted* unpickler, as
+``torch.load(weights_only=True)`` (PyTorch's default) reads it. Every global the pickle names
+is looked up in :data:`_ALLOWED`, which maps PyTorch's few names (the tensor and parameter
+rebuild functions, the storage classes, dtypes, ``torch.device``, ``torch.Size``,
+``collections.OrderedDict``, ...) to builders here; any other name is refused with a
+:class:`CheckpointError` naming it, so no class or function of the file's choosing is ever
+called. Tensors come back as NumPy arrays (bfloat16 as float32, exactly, as
+:func:`funcgrad_nn.load` reads a bfloat16 safetensors file), parameters as their arrays,
+``torch.device`` as its string, ``torch.Size`` as a tuple and a dtype as a NumPy dtype.
+
+>>> import io, zipfile, pickle, collections, numpy as np
+>>> buf = io.BytesIO()
+>>> with zipfile.ZipFile(buf, "w") as z:   # what torch.save({"w": torch.ones(2)}) writes
+...     z.writestr("ck/data.pkl", b"\\x80\\x02}q\\x00X\\x01\\x00\\x00\\x00wq\\x01ctorch._utils\\n"
+...                b"_rebuild_tensor_v2\\nq\\x02((X\\x07\\x00\\x00\\x00storageq\\x03ctorch\\n"
+...                b"FloatStorage\\nq\\x04X\\x01\\x00\\x00\\x000q\\x05X\\x03\\x00\\x00\\x00cpuq\\x06"
+...                b"K\\x02tq\\x07QK\\x00K\\x02\\x85q\\x08K\\x01\\x85q\\x09\\x89ccollections\\n"
+...                b"OrderedDict\\nq\\x0a)Rq\\x0btq\\x0cRq\\x0ds.")
+...     z.writestr("ck/data/0", np.ones(2, np.float32).tobytes())
+>>> _ = buf.seek(0)
+>>> read_torch_zip(zipfile.ZipFile(buf), "buf", lambda a: a)
+{'w': array([1., 1.], dtype=float32)}
+"""
+
+from __future__ import annotations
+
+import codecs
+import collections
+import pickle
+import zipfile
+from collections.abc import Callable
+from typing import Any
+
+import numpy
+
+__all__ = ["CheckpointError", "is_torch_zip", "read_torch_zip"]
+
+
+class CheckpointError(ValueError):
+    """A file that is not, or no longer, a readable checkpoint (names the file and the fault)."""
+
+
+# torch's storage classes -> the NumPy dtype their bytes hold ("bfloat16": uint16 bits,
+# widened to float32 below, as NumPy has no bfloat16)
+_STORAGE_DTYPES = {
+    "FloatStorage": "<f4", "DoubleStorage": "<f8", "HalfStorage": "<f2",
+    "BFloat16Storage": "bfloat16", "LongStorage": "<i8", "IntStorage": "<i4",
+    "ShortStorage": "<i2", "CharStorage": "i1", "ByteStorage": "u1", "BoolStorage": "?",
+    "ComplexFloatStorage": "<c8", "ComplexDoubleStorage": "<c16",
+    "UntypedStorage": "u1", "UInt16Storage": "<u2", "UInt32Storage": "<u4",
+    "UInt64Storage": "<u8",
+}
+
+# torch dtypes pickled by name (``torch.float16`` in an AMP checkpoint) -> NumPy dtypes
+_TORCH_DTYPES = {
+    "float32": "float32", "float": "float32", "float64": "float64", "double": "float64",
+    "float16": "float16", "half": "float16", "bfloat16": "float32", "int64": "int64",
+    "long": "int64", "int32": "int32", "int": "int32", "int16": "int16", "short": "int16",
+    "int8": "int8", "uint8": "uint8", "uint16": "uint16", "uint32": "uint32",
+    "uint64": "uint64", "bool": "bool", "complex64": "complex64", "cfloat": "complex64",
+    "complex128": "complex128", "cdouble": "complex128",
+}
+
+
+class _StorageType:
+    """What a pickled ``torch.FloatStorage`` (etc.) global stands for: the dtype of the bytes."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class _Storage:
+    """One storage of the archive (``<name>/data/<key>``) as a flat NumPy array."""
+
+    __slots__ = ("array", "bfloat16", "views")
+
+    def __init__(self, array: numpy.ndarray, bfloat16: bool) -> None:
+        self.array = array
+        self.bfloat16 = bfloat16
+        # (offset, size, stride) -> the array read: a tensor saved twice (tied weights)
+        # comes back as one array, as torch.load gives such tensors one storage
+        self.views: dict[tuple, numpy.ndarray] = {}
+
+
+class _TensorClass:
+    """``torch.Tensor`` / ``torch.nn.Parameter`` named as a type (``_rebuild_from_type_v2``)."""
+
+    __slots__ = ()
+
+
+def _rebuild_tensor(storage: _Storage, offset: int, size: Any, stride: Any,
+                    *rest: Any) -> numpy.ndarray:
+    """``torch._utils._rebuild_tensor(_v2)``: the view of ``storage`` a tensor is, copied."""
+    del rest  # requires_grad, backward hooks, metadata: nothing to keep for an array
+    if not isinstance(storage, _Storage):
+        raise CheckpointError("load: a tensor in the checkpoint has no storage")
+    flat = storage.array
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    seen = storage.views.get((int(offset), size, stride))
+    if seen is not None:
+        return seen
+    item = flat.dtype.itemsize
+    needed = int(offset) + 1 + sum((n - 1) * s for n, s in zip(size, stride)) \
+        if all(size) else int(offset)
+    if any(s < 0 for s in stride) or needed > flat.size:
+        raise CheckpointError(f"load: a tensor of shape {size} runs past the end of its "
+                              f"storage ({flat.size} elements)")
+    view = numpy.lib.stride_tricks.as_strided(
+        flat[int(offset):], shape=size, strides=tuple(s * item for s in stride),
+        writeable=False)
+    out = numpy.array(view, dtype=view.dtype.newbyteorder("="))
+    if storage.bfloat16:  # bfloat16's 16 bits are the high half of a float32's
+        out = (out.astype(numpy.uint32) << 16).view(numpy.float32)
+    storage.views[int(offset), size, stride] = out
+    return out
+
+
+def _rebuild_parameter(data: Any, *rest: Any) -> Any:
+    """``torch._utils._rebuild_parameter(_with_state)``: a parameter is its array here."""
+    del rest
+    return data
+
+
+def _rebuild_from_type_v2(func: Callable[..., Any], new_type: Any, args: Any,
+                          state: Any) -> Any:
+    """``torch._tensor._rebuild_from_type_v2``: a tensor (subclass) rebuilt by ``func``."""
+    del new_type, state
+    return func(*args)
+
+
+def _device(kind: Any, index: Any = None) -> str:
+    """``torch.device("cuda", 0)`` -> ``"cuda:0"``: funcgrad names devices by strings."""
+    return str(kind) if index is None else f"{kind}:{int(index)}"
+
+
+def _allowed() -> dict[tuple[str, str], Any]:
+    table: dict[tuple[str, str], Any] = {
+        ("collections", "OrderedDict"): collections.OrderedDict,
+        ("collections", "Counter"): collections.Counter,
+        ("builtins", "set"): set,
+        ("builtins", "frozenset"): frozenset,
+        ("builtins", "complex"): complex,
+        ("builtins", "bytearray"): bytearray,
+        ("builtins", "slice"): slice,
+        ("_codecs", "encode"): codecs.encode,  # how protocol 2 pickles bytes
+        ("torch._utils", "_rebuild_tensor"): _rebuild_tensor,
+        ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor,
+        ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
+        ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
+        ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
+        ("torch", "Tensor"): _TensorClass,
+        ("torch.nn.parameter", "Parameter"): _TensorClass,
+        ("torch", "device"): _device,
+        ("torch", "Size"): tuple,
+    }
+    for name in _STORAGE_DTYPES:
+        table["torch", name] = _StorageType(name)
+        table["torch.storage", name] = _StorageType(name)
+    for name, dt in _TORCH_DTYPES.items():
+        table["torch", name] = numpy.dtype(dt)
+    return table
+
+
+_ALLOWED = _allowed()
+
+
+class _Unpickler(pickle.Unpickler):
+    """``data.pkl``'s reader: only :data:`_ALLOWED` names, storages from the archive."""
+
+    def __init__(self, file: Any, archive: zipfile.ZipFile, prefix: str, where: str,
+                 big_endian: bool) -> None:
+        super().__init__(file)
+        self._archive, self._prefix, self._where = archive, prefix, where
+        self._big = big_endian
+        self._storages: dict[str, _Storage] = {}
+
+    def find_class(self, module: str, name: str) -> Any:
+        try:
+            return _ALLOWED[module, name]
+        except KeyError:
+            raise CheckpointError(
+                f"load: {self._where} is a PyTorch checkpoint that names {module}.{name}, "
+                "which is not a tensor, a dtype or a container (torch.load(weights_only=True) "
+                "refuses it too; nothing of the file's choosing is run): save a state_dict "
+                "(model.state_dict(), optimizer.state_dict()) instead of the object") from None
+
+    def persistent_load(self, pid: Any) -> Any:
+        if not (isinstance(pid, tuple) and len(pid) >= 3 and pid[0] == "storage"
+                and isinstance(pid[1], _StorageType)):
+            raise CheckpointError(f"load: {self._where}: unknown persistent id {pid!r}")
+        key = str(pid[2])
+        if key not in self._storages:
+            kind = _STORAGE_DTYPES[pid[1].name]
+            bf16 = kind == "bfloat16"
+            dt = numpy.dtype("<u2" if bf16 else kind)
+            if self._big:
+                dt = dt.newbyteorder(">")
+            try:
+                raw = self._archive.read(f"{self._prefix}data/{key}")
+            except KeyError:
+                raise CheckpointError(f"load: {self._where} is truncated: storage {key} is "
+                                      "missing from the archive") from None
+            if len(raw) % dt.itemsize:
+                raise CheckpointError(f"load: {self._where}: storage {key} holds "
+                                      f"{len(raw)} bytes, not a whole number of {dt}")
+            self._storages[key] = _Storage(numpy.frombuffer(raw, dt), bf16)
+        return self._storages[key]
+
+
+def _placed(obj: Any, place: Callable[[numpy.ndarray], Any],
+            memo: dict[int, Any]) -> Any:
+    """Every array of the loaded object through ``place`` (``map_location``), an array met
+    twice placed once."""
+    if isinstance(obj, numpy.ndarray):
+        if id(obj) not in memo:
+            memo[id(obj)] = place(obj)
+        return memo[id(obj)]
+    if isinstance(obj, dict):
+        out = type(obj)() if isinstance(obj, (collections.OrderedDict,
+                                              collections.Counter)) else {}
+        for k, v in obj.items():
+            out[k] = _placed(v, place, memo)
+        if hasattr(obj, "_metadata"):  # a state_dict's per-module versions
+            out._metadata = obj._metadata  # type: ignore[attr-defined]
+        return out
+    if isinstance(obj, list):
+        return [_placed(v, place, memo) for v in obj]
+    if type(obj) is tuple:
+        return tuple(_placed(v, place, memo) for v in obj)
+    return obj
+
+
+def is_torch_zip(archive: zipfile.ZipFile) -> bool:
+    """True for ``torch.save``'s zip layout (``<name>/data.pkl``)."""
+    return any(n.endswith("data.pkl") for n in archive.namelist())
+
+
+def read_torch_zip(archive: zipfile.ZipFile, where: str,
+                   place: Callable[[numpy.ndarray], Any]) -> Any:
+    """The object ``torch.save`` wrote into ``archive``, arrays passed through ``place``."""
+    pkl = next(n for n in archive.namelist() if n.endswith("data.pkl"))
+    prefix = pkl[:-len("data.pkl")]
+    try:
+        order = archive.read(prefix + "byteorder").decode().strip()
+    except KeyError:
+        order = "little"  # archives before the byteorder record were little-endian
+    try:
+        with archive.open(pkl) as fh:
+            obj = _Unpickler(fh, archive, prefix, where, order == "big").load()
+    except CheckpointError:
+        raise
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError,
+            AttributeError, IndexError, zipfile.BadZipFile) as e:
+        raise CheckpointError(f"load: {where} is a corrupt PyTorch checkpoint "
+                              f"({type(e).__name__}: {e})") from None
+    return _placed(obj, place, {})
