@@ -572,9 +572,17 @@ class StrictArray:
                 f"not a {type(choices).__name__}; stack them first (xp.stack, fnp.stack)")
         return _array_method("choose")(self, choices, out=out, mode=mode)
 
-    def flatten(self) -> StrictArray:
-        """A one-dimensional C-order copy: CuPy's ``flatten`` takes no ``order`` argument."""
-        return StrictArray(self._a.flatten())
+    def flatten(self, order: Any = "C") -> StrictArray:
+        """A one-dimensional copy in ``order``, read as CuPy reads it (its
+        ``_normalize_order``): the first letter of a string, any case; anything else,
+        an int included (PyTorch's ``x.flatten(1)``), is CuPy's ``TypeError('order not
+        understood')``, where NumPy says ``order must be str, not int``."""
+        letter = None
+        if type(order) not in (int, float, complex):
+            letter = "C" if len(order) == 0 else str(order[0]).upper()
+        if letter not in ("K", "A", "C", "F"):
+            raise TypeError("order not understood")
+        return StrictArray(self._a.flatten(letter))
 
     def view(self, dtype: Any = None) -> StrictArray:
         """A view of the same data, optionally reinterpreted as ``dtype``."""

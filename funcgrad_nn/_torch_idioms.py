@@ -151,10 +151,10 @@ RULES: list[tuple[tuple[type, ...], re.Pattern[str], str]] = [
      "PyTorch's x.transpose(d0, d1) swaps two axes: fnp.swapaxes(x, d0, d1) (NumPy's "
      "transpose takes the whole axis order; on a 2-D array x.transpose(0, 1) is the identity)"),
     ((TypeError, ValueError), re.compile(
-        # NumPy's flatten(order) refuses an int order; CuPy's flatten() takes no argument
-        # ("flatten() takes no arguments (1 given)")
+        # NumPy's flatten(order) refuses an int order ("order must be str, not int"), CuPy's
+        # too, in its own words ("order not understood", CuPy 14's _normalize_order)
         r"order must be str, not int|ravel: order must be one of .*\(got -?\d+\)|"
-        r"flatten\(\) takes"),
+        r"flatten\(\) takes|^order not understood$"),
      "PyTorch's x.flatten(start_dim) is x.reshape(*x.shape[:start_dim], -1) (nn.Flatten() "
      "flattens from axis 1)"),
     ((TypeError,), re.compile(r"repeat\(\) takes"),
