@@ -896,6 +896,90 @@ _random = _StrictNamespace(
     },
 )
 
+# --------------------------------------------------------------------------------------
+# numpy.linalg as CuPy's: cuSOLVER never raises LinAlgError (CuPy does not check, which would
+# synchronise), so code that catches NumPy's error misses the GPU's values; modelled here.
+# --------------------------------------------------------------------------------------
+
+
+def _lu_solve_no_raise(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """LAPACK's getrf + getrs on one square ``a`` (``b`` ``(n,)`` or ``(n, k)``), as cuSOLVER
+    computes them: partial pivoting, a zero pivot left unscaled in ``U`` and divided by
+    (inf/NaN), never an error."""
+    dt = np.result_type(a.dtype, b.dtype, 1.0)
+    lu, x, n = np.array(a, dtype=dt), np.array(b, dtype=dt), a.shape[-1]
+    with np.errstate(all="ignore"):
+        for j in range(n):
+            p = j + int(np.argmax(np.abs(lu[j:, j].real) + np.abs(lu[j:, j].imag)))
+            lu[[j, p]], x[[j, p]] = lu[[p, j]], x[[p, j]]
+            if lu[j, j] != 0:
+                lu[j + 1:, j] /= lu[j, j]
+            lu[j + 1:, j + 1:] -= np.multiply.outer(lu[j + 1:, j], lu[j, j + 1:])
+        for i in range(n):
+            x[i] -= lu[i, :i] @ x[:i]
+        for i in range(n - 1, -1, -1):
+            x[i] = (x[i] - lu[i, i + 1:] @ x[i + 1:]) / lu[i, i]
+    return x
+
+
+def _each(fn: Callable[..., np.ndarray], a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a, b = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
+    out = [fn(a[i], b[i]) for i in np.ndindex(batch)]
+    return np.stack(out).reshape(batch + out[0].shape) if out else np.linalg.solve(a, b)
+
+
+def _linalg_solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """CuPy's solve: getrf + getrs of ``a`` (batched: cuBLAS's), no error for a singular one."""
+    try:
+        return np.linalg.solve(a, b)
+    except np.linalg.LinAlgError:
+        if b.ndim == 1:
+            return _each(_lu_solve_no_raise, a, b[:, None])[..., 0]
+        return _each(_lu_solve_no_raise, a, b)
+
+
+def _linalg_inv(a: np.ndarray) -> np.ndarray:
+    """CuPy's inv: a C-ordered matrix is inverted through the LU of ``a^T`` (gesv on the
+    transposed view), so a singular one gives other inf/NaN than LAPACK's; no error."""
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        eye = np.eye(a.shape[-1], dtype=a.dtype)
+        if a.ndim == 2 and not (a.flags.f_contiguous and not a.flags.c_contiguous):
+            return _lu_solve_no_raise(a.T, eye).T
+        return _each(_lu_solve_no_raise, a, eye)
+
+
+def _linalg_svd(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = True,
+                hermitian: bool = False) -> Any:
+    """CuPy's svd: NaN or inf input gives partly NaN values (cuSOLVER's gesvd: ``s`` of
+    ``[[nan, 1], [1, 2]]`` was ``[nan, 2]``), not NumPy's LinAlgError."""
+    try:
+        return np.linalg.svd(a, full_matrices, compute_uv, hermitian)
+    except np.linalg.LinAlgError:
+        bad = ~np.isfinite(a).all(axis=(-2, -1))
+        res = np.linalg.svd(np.where(bad[..., None, None], 0, a), full_matrices, compute_uv,
+                            hermitian)
+        (res.S if compute_uv else res)[bad, :1] = np.nan
+        return res
+
+
+def _refuse_nonfinite(name: str) -> Callable[[np.ndarray], Any]:
+    def eig(a: np.ndarray) -> Any:
+        if not np.isfinite(a).all():
+            raise RuntimeError(f"strict backend (as CuPy's cuSOLVER geev): {name} of NaN or inf "
+                               "input fails: CUSOLVER_STATUS_INTERNAL_ERROR")
+        return getattr(np.linalg, name)(a)
+
+    return eig
+
+
+_linalg = _StrictNamespace("strict_numpy.linalg", np.linalg, "numpy.linalg", overrides={
+    name: _wrap_callable(fn, f"numpy.linalg.{name}", "array") for name, fn in (
+        ("solve", _linalg_solve), ("inv", _linalg_inv), ("svd", _linalg_svd),
+        ("eig", _refuse_nonfinite("eig")), ("eigvals", _refuse_nonfinite("eigvals")))})
+
 _STRICT_NUMPY_DOC = """The "xp" array module of the strict backend (use like ``numpy`` / ``cupy``).
 
 Functions and ufuncs take and return StrictArray; raw ``numpy.ndarray`` arguments
@@ -920,7 +1004,7 @@ strict_numpy: Any = _StrictNamespace(
     overrides={
         "__doc__": _STRICT_NUMPY_DOC,
         "ndarray": StrictArray,
-        "linalg": _StrictNamespace("strict_numpy.linalg", np.linalg, "numpy.linalg"),
+        "linalg": _linalg,
         "fft": _StrictNamespace("strict_numpy.fft", np.fft, "numpy.fft"),
         "random": _random,
         "asnumpy": to_numpy,

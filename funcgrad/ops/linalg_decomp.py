@@ -351,9 +351,25 @@ def _each_matrix(xp: Any, fn: Any, a: Any, *rest: Any) -> Any:
 
 
 def _nan_where_failing(xp: Any, fn: Any, a: Any) -> list[Any]:
-    """``fn(a)`` (a list of arrays with ``a``'s batch dims in front); where NumPy's batched
-    call raises ``LinAlgError`` (NaN or inf input, no convergence), each matrix alone, with
-    NaN results for those that fail, as JAX gives (traced code cannot catch the error)."""
+    """``fn(a)`` (a list of arrays with ``a``'s batch dims in front), with NaN results for
+    each matrix holding a NaN or inf, as JAX gives: NumPy raises ``LinAlgError`` there
+    (traced code cannot catch it), cuSOLVER returns partly NaN values (``svd``) or fails
+    outright (``eig``: ``CUSOLVER_STATUS_INTERNAL_ERROR``), so such matrices are replaced by
+    zeros before ``fn`` sees them, on every backend. Where NumPy's batched call still raises
+    (no convergence), each matrix alone, NaN for those that fail."""
+    bad = ~xp.all(xp.isfinite(a), axis=(-2, -1))
+    a = xp.where(bad[..., None, None], xp.zeros((), dtype=a.dtype), a)
+    return _nan_where(xp, bad, _each_or_nan(xp, fn, a))
+
+
+def _nan_where(xp: Any, bad: Any, outs: list[Any]) -> list[Any]:
+    """``outs`` with NaN in every result of the matrices where ``bad`` (a batch-shaped mask)."""
+    return [xp.where(bad.reshape(bad.shape + (1,) * (o.ndim - bad.ndim)),
+                     xp.asarray(complex(numpy.nan, numpy.nan) if o.dtype.kind == "c"
+                                else numpy.nan, dtype=o.dtype), o) for o in outs]
+
+
+def _each_or_nan(xp: Any, fn: Any, a: Any) -> list[Any]:
     try:
         return fn(a)
     except LinAlgError:
@@ -457,19 +473,24 @@ def _ts_impl(a: Any, b: Any, *, lower: bool, transpose_a: bool, conjugate_a: boo
     if transpose_a:
         t = xp.swapaxes(t, -1, -2)
     # NumPy has no triangular solver; LU on the triangle gives the same solution. A zero on
-    # the diagonal gives substitution's inf/NaN (LAPACK trsm's, JAX's) where NumPy raises.
+    # the diagonal gives substitution's inf/NaN (LAPACK trsm's, JAX's): NumPy raises there,
+    # CuPy's LU does not, so the LU must not pivot: a lower triangle is solved as the upper
+    # one of the reversed system (J T J)(J x) = J b, whose partial pivoting never swaps rows
+    # (nothing below the diagonal), so LU's back substitution is trsm's on every backend.
+    if lower != transpose_a:
+        t, b = t[..., ::-1, ::-1], b[..., ::-1, :]
     try:
-        return [xp.linalg.solve(t, b)]
+        x = xp.linalg.solve(t, b)
     except LinAlgError:
-        low = lower != transpose_a
 
         def one(m: Any, r: Any) -> Any:
             try:
                 return xp.linalg.solve(m, r)
             except LinAlgError:
-                return _substitute(m, r, lower=low)
+                return _substitute(m, r, lower=False)
 
-        return [_each_matrix(xp, one, t, b)]
+        x = _each_matrix(xp, one, t, b)
+    return [x[..., ::-1, :] if lower != transpose_a else x]
 
 
 triangular_solve_p = make_primitive("triangular_solve", _ts_impl, _ts_abstract)
@@ -597,12 +618,15 @@ def _inv_abstract(a: ShapedArray) -> list[ShapedArray]:
 
 
 def _inv_impl(a: Any) -> list[Any]:
+    # solve(a, I), as NumPy's inv computes it (LAPACK gesv), rather than xp.linalg.inv: CuPy's
+    # inv factors a^T for a C-ordered matrix (and uses getri for stacks), so a singular matrix
+    # gave other inf/NaN than LAPACK's (JAX's) values, which solve's LU of a gives everywhere.
     xp = xp_for(a)
+    eye = xp.broadcast_to(xp.eye(a.shape[-1], dtype=a.dtype), a.shape)
     try:
-        return [xp.linalg.inv(a)]
-    except LinAlgError:  # singular: inf/NaN as solve (JAX's values)
-        eye = xp.eye(a.shape[-1], dtype=a.dtype)
-        return [_each_matrix(xp, lambda m: _solve_or_substitute(xp, m, eye), a)]
+        return [xp.linalg.solve(a, eye)]
+    except LinAlgError:  # singular (NumPy raises): inf/NaN as solve (JAX's values)
+        return [_each_matrix(xp, lambda m, e: _solve_or_substitute(xp, m, e), a, eye)]
 
 
 inv_p = make_primitive("inv", _inv_impl, _inv_abstract)
@@ -762,10 +786,7 @@ def _nan_for_nan_input(xp: Any, a: Any, lower: bool, outs: list[Any]) -> list[An
     """NaN results for each matrix whose read triangle holds a NaN: LAPACK's ``syevd`` returns
     finite, wrong eigenvalues for some (``[[nan, 1], [1, 2]]`` gives +-sqrt(2)), silently."""
     tri = xp.tril(a) if lower else xp.triu(a)
-    bad = xp.any(xp.isnan(tri), axis=(-2, -1))
-    return [xp.where(bad.reshape(bad.shape + (1,) * (o.ndim - bad.ndim)),
-                     xp.asarray(complex(numpy.nan, numpy.nan) if o.dtype.kind == "c"
-                                else numpy.nan, dtype=o.dtype), o) for o in outs]
+    return _nan_where(xp, xp.any(xp.isnan(tri), axis=(-2, -1)), outs)
 
 
 def _eigh_impl(a: Any, *, lower: bool) -> list[Any]:

@@ -611,6 +611,27 @@ def test_linalg_solve_round_trip() -> None:
     assert isinstance(xp.linalg.inv(S(a)), StrictArray)
 
 
+def test_linalg_never_raises_on_singular_or_nonfinite_input_as_cupy() -> None:
+    # cuSOLVER does not report a singular matrix (CuPy's values, seen on an H200 with CuPy
+    # 14.2); NumPy raises LinAlgError, which code written for NumPy catches in vain on a GPU
+    nan, inf = np.nan, np.inf
+    rank1 = S(np.array([[1.0, 2.0], [2.0, 4.0]]))
+    np.testing.assert_array_equal(xp.linalg.solve(rank1, S(np.ones((2, 2)))).get(),
+                                  [[-inf, -inf], [inf, inf]])
+    np.testing.assert_array_equal(xp.linalg.solve(S(np.zeros((2, 3, 3))), S(np.ones(3))).get(),
+                                  np.full((2, 3), [nan, nan, inf]))
+    # inv of a C-ordered matrix is the LU of its transpose (gesv on a.T), not LAPACK's
+    np.testing.assert_array_equal(xp.linalg.inv(S(np.array([[0.0, 1.0], [0.0, 1.0]]))).get(),
+                                  [[-inf, inf], [nan, nan]])
+    bad = S(np.array([[nan, 1.0], [1.0, 2.0]]))
+    s = xp.linalg.svd(bad, compute_uv=False).get()
+    assert np.isnan(s[0]) and np.isfinite(s[1:]).all()   # partly NaN, as cuSOLVER's gesvd
+    with pytest.raises(RuntimeError, match="CUSOLVER_STATUS_INTERNAL_ERROR"):
+        xp.linalg.eig(bad)
+    with pytest.raises(RuntimeError, match="CUSOLVER_STATUS_INTERNAL_ERROR"):
+        xp.linalg.eigvals(S(np.array([[inf, 0.0], [0.0, 1.0]])))
+
+
 def test_fft_round_trip() -> None:
     x = np.random.default_rng(1).normal(size=16)
     f = xp.fft.fft(S(x))
