@@ -126,6 +126,32 @@ def _operand(other: Any, where: str) -> Any:
     return NotImplemented
 
 
+def _cupy_scalar_check(args: Any, where: str) -> None:
+    """Refuse, as CuPy does, the Python ints CuPy cannot hold.
+
+    CuPy holds a Python int operand as int64 (uint64 from 2**63) before casting it to the
+    kernel's dtype (``_scalar.CScalar``), so one outside ``[-2**63, 2**64)`` raises
+    ``OverflowError`` even beside a float array, where NumPy converts it to the float dtype
+    (``float16_array + 2**64`` is inf there)."""
+    for a in args:
+        if type(a) is int and not -(2**63) <= a < 2**64:
+            raise OverflowError(
+                f"strict backend (as CuPy): Python int too large to convert to C long "
+                f"({a} given to {where}); convert it to a float first")
+
+
+def _cupy_clip_bounds_check(a: np.ndarray, bounds: Any, where: str) -> None:
+    """CuPy's clip casts Python-int bounds to an integer array's dtype first: one outside
+    its range raises ``OverflowError`` (NumPy's clip takes ``uint8`` clipped at -1)."""
+    if a.dtype.kind not in "iu":
+        return
+    info = np.iinfo(a.dtype)
+    for b in bounds:
+        if type(b) is int and not info.min <= b <= info.max:
+            raise OverflowError(f"strict backend (as CuPy): Python integer {b} out of bounds "
+                                f"for {a.dtype} ({where})")
+
+
 # --------------------------------------------------------------------------------------
 # operator / method factories
 # --------------------------------------------------------------------------------------
@@ -157,6 +183,7 @@ def _binary(op: Callable[[Any, Any], Any], name: str) -> Callable[[StrictArray, 
                     f"{type(other).__name__}.{reflected}: CuPy arrays defer only to types "
                     f"with __array_priority__ > {CUPY_ARRAY_PRIORITY} or __array_ufunc__ = None")
             return NotImplemented
+        _cupy_scalar_check((o,), where)
         return _wrap(op(self._a, o), True)
 
     method.__name__ = name
@@ -172,6 +199,7 @@ def _reflected(op: Callable[[Any, Any], Any], name: str) -> Callable[[StrictArra
         o = _operand(other, where)
         if o is NotImplemented:
             return NotImplemented
+        _cupy_scalar_check((o,), where)
         return _wrap(op(o, self._a), True)
 
     method.__name__ = name
@@ -187,6 +215,7 @@ def _inplace(op: Callable[[Any, Any], Any], name: str) -> Callable[[StrictArray,
         o = _operand(other, where)
         if o is NotImplemented:
             return NotImplemented
+        _cupy_scalar_check((o,), where)
         op(self._a, o)  # ndarray in-place operator mutates self._a
         return self
 
@@ -543,7 +572,12 @@ class StrictArray:
     all = _array_method("all")
     cumsum = _array_method("cumsum")
     cumprod = _array_method("cumprod")
-    clip = _array_method("clip")
+
+    def clip(self, a_min: Any = None, a_max: Any = None, out: Any = None, **kwargs: Any) -> Any:
+        """Like ``numpy.ndarray.clip``, but, as CuPy's, Python-int bounds outside an integer
+        dtype's range raise ``OverflowError``."""
+        _cupy_clip_bounds_check(self._a, (a_min, a_max), "StrictArray.clip")
+        return _array_method("clip")(self, a_min, a_max, out=out, **kwargs)
     conj = _array_method("conj")
     conjugate = _array_method("conjugate")
     squeeze = _array_method("squeeze")
@@ -696,6 +730,7 @@ class _StrictUfunc:
         self.at = _wrap_callable(ufunc.at, qual + ".at", "array")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        _cupy_scalar_check(args, self.__qualname__)
         return self._call(*args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
@@ -832,6 +867,17 @@ class _StrictNamespace(types.ModuleType):
 
     def __repr__(self) -> str:
         return f"<strict namespace {self.__name__!r} over {self._prefix!r}>"
+
+
+_np_clip = _wrap_callable(np.clip, "numpy.clip", "array")
+
+
+def _clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kwargs: Any) -> Any:
+    """``numpy.clip`` over StrictArray, refusing Python-int bounds outside an integer array's
+    range as ``cupy.clip`` does (see :func:`_cupy_clip_bounds_check`)."""
+    if isinstance(a, StrictArray):
+        _cupy_clip_bounds_check(a._a, (a_min, a_max), "numpy.clip")
+    return _np_clip(a, a_min, a_max, out=out, **kwargs)
 
 
 def _get_array_module(*args: Any) -> types.ModuleType:
@@ -1009,6 +1055,7 @@ strict_numpy: Any = _StrictNamespace(
         "random": _random,
         "asnumpy": to_numpy,
         "get_array_module": _get_array_module,
+        "clip": _clip,
     },
 )
 

@@ -182,12 +182,26 @@ def _array_call_emitter(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | N
     is_ufunc = isinstance(uf, numpy.ufunc)
     if not is_ufunc and args:  # not a ufunc: CuPy's function takes an array, not a scalar
         args = [array_operand(eqn, 0, args[0]), *args[1:]]
+    elif any(_wide_int_literal(a) for a in eqn.invars) and any(
+            a.aval.dtype.kind in "fc" for a in eqn.invars):
+        # a Python int no 64-bit integer holds, beside floats: NumPy converts it to their
+        # dtype (float16 + 2**64 is inf), CuPy raises OverflowError (ops.elementwise's
+        # wide_ints_as_floats, as the impl does)
+        args = [repr(float(a.val)) if _wide_int_literal(a) else s
+                for a, s in zip(eqn.invars, args)]
     parts = list(args) + [f"{k}={ctx.literal(v)}" for k, v in sorted(eqn.params.items())]
     # One call of the ufunc with its operands positional: it takes `out=`, which may be one
     # of the operands.
     plain_call = is_ufunc and not eqn.params and len(args) == uf.nin and uf.nout == 1
     return Emission(f"xp.{name}({', '.join(parts)})", fresh=is_ufunc,
                     out="elementwise" if plain_call else None)
+
+
+def _wide_int_literal(a: Any) -> bool:
+    """A literal Python int no 64-bit integer holds that a float does (10**300, not 10**400:
+    that one NumPy refuses too, at run time)."""
+    return (type(a) is Literal and type(a.val) is int and not -(2**63) <= a.val < 2**64
+            and abs(a.val) < 2**1024)
 
 
 def _reduction_emitter(ctx: Context, eqn: Eqn, args: list[str]) -> Emission | None:

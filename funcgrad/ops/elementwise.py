@@ -79,6 +79,29 @@ def _array_function(fn: Any) -> Any:
     return call
 
 
+def _wide_int(a: Any) -> bool:
+    # (one no float holds either, 10**400, NumPy refuses too: it is left as it is)
+    return type(a) is int and not -(2**63) <= a < 2**64 and abs(a) < 2**1024
+
+
+def wide_ints_as_floats(args: tuple) -> tuple:
+    """``args`` with each Python int no 64-bit integer holds as a Python float, where the
+    operation computes in floats (another operand is inexact): NumPy converts such an int to
+    the float dtype (``float16_array + 2**64`` is inf), CuPy first holds every Python int as
+    an int64 (uint64 from 2**63) and raises ``OverflowError``. Beside integers alone the int
+    is left as it is, and both raise ``OverflowError``, as NumPy does.
+
+    Example:
+        >>> wide_ints_as_floats((numpy.ones(2, numpy.float16), 2**64))[1]
+        1.8446744073709552e+19
+    """
+    if not any(type(a) is int and _wide_int(a) for a in args):
+        return args
+    inexact = any(type(a) in (float, complex) or getattr(getattr(a, "dtype", None), "kind", "")
+                  in ("f", "c") for a in args)
+    return tuple(float(a) if _wide_int(a) else a for a in args) if inexact else args
+
+
 def _register_elementwise(p: Primitive, declared: str | None) -> None:
     elementwise_primitives.add(p)
     _rules.broadcasting_primitives.add(p)
@@ -155,10 +178,13 @@ def naryop(name: str, fn: Any) -> Primitive:
                 return [host_fn(*args, **params) if params else host_fn(*args)]
             return [fn(numpy, *args, **params) if params else fn(numpy, *args)]
         xp = xp_for(*args, what=name)
-        if xp is not numpy and all(type(a) in _PY_SCALAR_TYPES for a in args):
-            # Python scalars alone, on the default device: CuPy's functions want arrays
-            # (cupy.clip(0.5, ...) raises); alone, they mean NumPy's default dtypes anyway.
-            args = tuple(scalar_array(xp, a) for a in args)
+        if xp is not numpy:
+            if all(type(a) in _PY_SCALAR_TYPES for a in args):
+                # Python scalars alone, on the default device: CuPy's functions want arrays
+                # (cupy.clip(0.5, ...) raises); alone, they mean NumPy's default dtypes anyway.
+                args = tuple(scalar_array(xp, a) for a in args)
+            else:
+                args = wide_ints_as_floats(args)
         out = fn(xp, *args, **params) if params else fn(xp, *args)
         if xp is not numpy and isinstance(out, numpy.generic):
             out = xp.asarray(out)  # a device module given only scalars may hand back a scalar
@@ -1725,7 +1751,19 @@ _rules.broadcasting_primitives.add(select_n_p)
 
 def _clamp_fn(xp: Any, lo: Any, x: Any, hi: Any) -> Any:
     # clip, not minimum(maximum(...)): its dtype is the three-way promotion (int8, 0.5,
-    # float16 -> float16) and it takes out-of-range Python ints (uint8 clipped at -1).
+    # float16 -> float16).
+    kind = getattr(x, "dtype", None)
+    if kind is not None and x.dtype.kind in "iu" and (type(lo) is int or type(hi) is int):
+        # NumPy's clip takes a Python-int bound outside an integer dtype's range on the side
+        # where it clips nothing (uint8 clipped at -1 from below, at 300 from above); CuPy's
+        # casts every bound to the dtype first and raises OverflowError: such a bound is the
+        # dtype's own limit. (One that would clip everything to an unrepresentable value
+        # raises on both, as NumPy does.)
+        info = numpy.iinfo(x.dtype)
+        if type(lo) is int and lo < info.min:
+            lo = int(info.min)
+        if type(hi) is int and hi > info.max:
+            hi = int(info.max)
     return xp.clip(x, lo, hi)
 
 
@@ -1756,9 +1794,23 @@ defjvp(
 _broadcasting_batch(clamp_p)
 # It drops some of its operands' values (see linearize.backward_pass_primitives).
 backward_pass_primitives.update({select_n_p, clamp_p})
-# clip's operand order, not the primitive's
-_rules.emitters[clamp_p] = lambda ctx, eqn, args: Emission(
-    f"xp.clip({array_operand(eqn, 1, args[1])}, {args[0]}, {args[2]})")
+
+
+def _emit_clamp(ctx: Any, eqn: Eqn, args: list[str]) -> Emission:
+    # clip's operand order, not the primitive's; a Python-int bound that clips nothing of an
+    # integer operand is its dtype's limit, as in _clamp_fn (CuPy's clip refuses it)
+    dtype = eqn.invars[1].aval.dtype
+    if dtype.kind in "iu":
+        info = numpy.iinfo(dtype)
+        lo, hi = eqn.invars[0], eqn.invars[2]
+        if isinstance(lo, Literal) and type(lo.val) is int and lo.val < info.min:
+            args = [repr(int(info.min)), *args[1:]]
+        if isinstance(hi, Literal) and type(hi.val) is int and hi.val > info.max:
+            args = [*args[:2], repr(int(info.max))]
+    return Emission(f"xp.clip({array_operand(eqn, 1, args[1])}, {args[0]}, {args[2]})")
+
+
+_rules.emitters[clamp_p] = _emit_clamp
 
 # =============================================================================================
 # convert_element_type

@@ -791,3 +791,27 @@ def test_operators_defer_to_other_types_only_as_cupy_does():
         with pytest.raises(TypeError, match="does not defer"):
             op(x, AtPriority(100))
     assert (x == object()) is False  # comparisons: unchanged (Python falls back to identity)
+
+
+def test_cupy_python_ints_beyond_64_bits_overflow() -> None:
+    # CuPy holds a Python int operand as int64 (uint64 from 2**63) before the cast to the
+    # kernel's dtype: beside a float array NumPy gives inf, CuPy (and so this) OverflowError
+    x = S(np.ones(2, np.float16))
+    for call in (lambda: x + 2**64, lambda: 2**64 * x, lambda: xp.add(x, -(2**63) - 1),
+                 lambda: x < 2**70):
+        with pytest.raises(OverflowError, match="too large to convert to C long"):
+            call()
+    y = S(np.ones(2))
+    assert_same(y + (2**64 - 1), np.ones(2) + (2**64 - 1))  # a uint64 holds it
+    assert_same(y + 2.0**64, np.ones(2) + 2.0**64)
+
+
+def test_cupy_clip_refuses_out_of_range_int_bounds() -> None:
+    # numpy.clip takes a uint8 array clipped at -1; cupy.clip casts the bound first
+    u = np.array([0, 5, 200], np.uint8)
+    for call in (lambda: xp.clip(S(u), -1, 10), lambda: S(u).clip(None, 256)):
+        with pytest.raises(OverflowError, match="out of bounds for uint8"):
+            call()
+    assert_same(xp.clip(S(u), 1, 10), np.clip(u, 1, 10))
+    assert_same(S(u).clip(1, None), u.clip(1, None))
+    assert_same(xp.clip(S(u.astype(np.float32)), -1, 300), np.clip(u.astype(np.float32), -1, 300))

@@ -197,6 +197,24 @@ def test_clip_unsigned_one_sided_out_of_range() -> None:
     x = np.array([0, 5, 200], np.uint8)
     check_like_numpy(fnp.clip, np.clip, x, -1, None, name="clip")
     check_like_numpy(fnp.clip, np.clip, x, None, 300, name="clip")
+    # a bound that would clip everything to an unrepresentable value: NumPy's OverflowError
+    check_like_numpy(fnp.clip, np.clip, x, 300, None, name="clip")
+    check_like_numpy(fnp.clip, np.clip, x, -5, -1, name="clip")
+
+
+@pytest.mark.parametrize("other", [2**64, -(2**64), 10**300])
+def test_python_ints_beyond_64_bits_beside_floats(other: int) -> None:
+    # NumPy converts the Python int to the float operand's dtype (float16 + 2**64 is inf);
+    # CuPy holds every Python int as an int64 (uint64) first and raised OverflowError, as
+    # the strict backend now does
+    x = np.array([np.nan, -0.0, 65504.0, 1.0], np.float16)
+    check_like_numpy(lambda a: fnp.add(a, other), lambda a: np.add(a, other), x, name="add")
+    check_like_numpy(lambda a: fnp.less(other, a), lambda a: np.less(other, a), x, name="less")
+    for op in (lambda a: a * other, lambda a: other - a, lambda a: a >= other):
+        check_like_numpy(funcgrad.jit(op), op, x.astype(np.float64), jit=False, name="jit op")
+    # beside integers alone NumPy refuses it too
+    check_like_numpy(lambda a: fnp.add(a, other), lambda a: np.add(a, other),
+                     np.array([1, 2], np.int64), name="add")
 
 
 @pytest.mark.parametrize("a,b", [(False, False), (True, False), (True, 2.5), (False, 0.0),
