@@ -3,6 +3,9 @@ test dependency); linear in the signal, so differentiable and jit-safe."""
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from helpers import assert_allclose, dev
@@ -15,6 +18,29 @@ sg = pytest.importorskip("scipy.signal")
 _X = np.random.default_rng(0).normal(size=40)
 
 
+def _exact_coeffs(window, order, deriv, pos, use, delta=1.0):
+    """savgol_coeffs in exact rational arithmetic, from the definition: the minimum-norm c
+    with sum_j c_j x_j**k = k! [k == deriv] / delta**deriv for k <= order, x = j - pos
+    (reversed for use="conv"): c = A^T (A A^T)^-1 y. SciPy's floating-point Vandermonde
+    solve is 1e-8 off for 9 samples of order 8 at pos=0 (and moved between versions)."""
+    x = [Fraction(j) - Fraction(pos) for j in range(window)][::-1 if use == "conv" else 1]
+    m = order + 1
+    a = [[xj ** k for xj in x] for k in range(m)]
+    g = [[sum(p * q for p, q in zip(a[i], a[k])) for k in range(m)] + [Fraction(0)]
+         for i in range(m)]
+    if deriv <= order:
+        g[deriv][m] = Fraction(math.factorial(deriv)) / Fraction(delta) ** deriv
+    for c in range(m):   # Gauss-Jordan on the (nonsingular) Gram matrix
+        piv = next(r for r in range(c, m) if g[r][c] != 0)
+        g[c], g[piv] = g[piv], g[c]
+        for r in range(m):
+            if r != c and g[r][c] != 0:
+                f = g[r][c] / g[c][c]
+                g[r] = [u - f * v for u, v in zip(g[r], g[c])]
+    z = [g[i][m] / g[i][i] for i in range(m)]
+    return np.array([float(sum(a[k][j] * z[k] for k in range(m))) for j in range(window)])
+
+
 @pytest.mark.parametrize("window, order", [(5, 2), (7, 3), (4, 2), (3, 0), (9, 8)])
 def test_savgol_matches_scipy(window, order):
     for deriv in (0, 1, 3):
@@ -24,9 +50,19 @@ def test_savgol_matches_scipy(window, order):
                             sg.savgol_filter(_X, window, order, deriv=deriv, delta=0.5,
                                              mode=mode, cval=0.3), rtol=1e-8, atol=1e-10)
         for use in ("conv", "dot"):
-            assert_allclose(fsg.savgol_coeffs(window, order, deriv, pos=0, use=use),
-                            sg.savgol_coeffs(window, order, deriv, pos=0, use=use),
-                            rtol=1e-9, atol=1e-12)
+            got = fsg.savgol_coeffs(window, order, deriv, pos=0, use=use)
+            assert_allclose(got, _exact_coeffs(window, order, deriv, 0, use), rtol=1e-13,
+                            atol=1e-13)
+            assert_allclose(got, sg.savgol_coeffs(window, order, deriv, pos=0, use=use),
+                            rtol=1e-7, atol=1e-12)
+
+
+def test_savgol_coeffs_exact_where_scipy_loses_digits():
+    # SciPy 1.17: 2e-4 off (relative) for 15 samples of order 10 at pos=0
+    for pos, deriv, delta in ((0, 1, 0.5), (3, 2, 1.0), (None, 3, 2.0)):
+        want = _exact_coeffs(15, 10, deriv, 7 if pos is None else pos, "conv", delta)
+        assert_allclose(fsg.savgol_coeffs(15, 10, deriv, delta=delta, pos=pos), want,
+                        rtol=1e-12, atol=1e-12)
 
 
 def test_savgol_axes_dtype_and_transforms():
