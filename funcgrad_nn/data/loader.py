@@ -17,12 +17,13 @@ import multiprocessing
 import os
 import queue
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from funcgrad.backend import device_of, device_put
+from funcgrad.backend import cuda_available, device_of, device_put
 from funcgrad_nn.data._transport import discard, remove_orphans, unpack
 from funcgrad_nn.data._worker import ExceptionWrapper, IterableExhausted, fetch, worker_loop
 from funcgrad_nn.data.collate import default_collate, default_convert
@@ -253,9 +254,11 @@ class DataLoader:
         # for any num_workers: on every pass, except that persistent workers keep the seed
         # they started with and a later pass draws nothing (only the sampler's shuffle).
         if self.num_workers == 0:
+            self._warn_pin_memory()
             return self._single_process(self._base_seed())
         if self.persistent_workers:
             if self._persistent_iter is None or self._persistent_iter.closed:
+                self._warn_pin_memory()
                 seed = self._resume_base_seed
                 self._resume_base_seed = None
                 self._workers_base_seed = seed if seed is not None else self._base_seed()
@@ -263,7 +266,23 @@ class DataLoader:
             else:
                 self._persistent_iter.reset(self._reported_len)
             return self._persistent_iter
+        self._warn_pin_memory()
         return _MultiProcessIter(self, self._base_seed())
+
+    def _warn_pin_memory(self) -> None:
+        """PyTorch's warnings when an iterator is made with ``pin_memory=True``: a
+        ``pin_memory_device`` is deprecated, and without a GPU nothing can be pinned. (With
+        one, batches are host arrays that ``device_put`` copies to it; nothing is pinned
+        either.)"""
+        if not self.pin_memory:
+            return
+        if self.pin_memory_device:
+            warnings.warn("pin_memory_device is deprecated, the current accelerator will be "
+                          "used as the device,ignore pin_memory_device="
+                          f"'{self.pin_memory_device}'.", UserWarning, stacklevel=3)
+        if not cuda_available():
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
+                          "then device pinned memory won't be used.", UserWarning, stacklevel=3)
 
     def _single_process(self, base_seed: int) -> Iterator[Any]:
         if self._iterable:

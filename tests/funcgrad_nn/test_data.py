@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import funcgrad_nn as nn
+from funcgrad.backend import cuda_available
 from funcgrad_nn.data import (
     BatchSampler,
     ChainDataset,
@@ -792,3 +793,23 @@ def test_generator_is_torchs_stream_shared_and_reseeded_in_place():
     assert nn.Generator().manual_seed(-5).initial_seed() == 2**64 - 5
     with pytest.raises(RuntimeError, match="manual_seed expected a long"):
         nn.Generator().manual_seed(1.5)
+
+
+@pytest.mark.parametrize("num_workers", [0, 1])
+def test_pin_memory_warns_as_pytorch_when_nothing_can_be_pinned(num_workers):
+    # torch 2.13 warns when an iterator is made: without an accelerator (its message, word for
+    # word), and for the deprecated pin_memory_device; a loader without pin_memory is quiet
+    loader = DataLoader(TensorDataset(np.arange(4.0)), batch_size=2, num_workers=num_workers,
+                        pin_memory=True, pin_memory_device="cuda")
+    with pytest.warns(UserWarning) as record:
+        assert len(list(loader)) == 2
+    messages = [str(w.message) for w in record if issubclass(w.category, UserWarning)]
+    expected = ["pin_memory_device is deprecated, the current accelerator will be used as the "
+                "device,ignore pin_memory_device='cuda'."]
+    if not cuda_available():
+        expected.append("'pin_memory' argument is set as true but no accelerator is found, "
+                        "then device pinned memory won't be used.")
+    assert messages == expected
+    assert record[0].filename == __file__  # the line that made the iterator
+    with _no_warning():
+        list(DataLoader(TensorDataset(np.arange(4.0)), batch_size=2, num_workers=num_workers))
