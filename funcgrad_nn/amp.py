@@ -5,8 +5,11 @@ lower precision (``F.linear``, the convolutions, ``F.prelu``, attention) with th
 inputs cast to ``float16``, and those PyTorch runs in ``float32`` (the losses, and on CUDA
 softmax and the normalisations) with their inputs cast up, following PyTorch's per-device
 op lists (:data:`AUTOCAST_POLICIES`). Gradients flow through the casts, so a ``float32``
-parameter gets a ``float32`` gradient. :class:`GradScaler` is PyTorch's dynamic loss scaling
-for gradients returned by ``nn.grad`` (see ``docs/nn.md``, "Mixed precision").
+parameter gets a ``float32`` gradient. A user's own ``fnp.matmul``/``fnp.einsum``/
+``fnp.tensordot`` and ``@`` on traced arrays autocast as ``torch.matmul``/``einsum``/
+``tensordot`` do (a hook ``funcgrad.numpy`` calls; products inside funcgrad's own ops are not
+cast again). :class:`GradScaler` is PyTorch's dynamic loss scaling for gradients returned by
+``nn.grad`` (see ``docs/nn.md``, "Mixed precision").
 
 NumPy and CuPy have no ``bfloat16``, so ``dtype=bfloat16`` (the default of
 ``autocast("cpu")``) is refused with a ``TypeError`` naming ``float16``.
@@ -18,12 +21,18 @@ NumPy and CuPy have no ``bfloat16``, so ``dtype=bfloat16`` (the default of
 ...     loss = nn.F.mse_loss(y, np.zeros((4, 2), np.float32))
 >>> y.dtype, loss.dtype
 (dtype('float16'), dtype('float32'))
+>>> import funcgrad.numpy as fnp
+>>> with nn.autocast("cpu", dtype=np.float16):
+...     fnp.matmul(np.ones((4, 3), np.float32), lin.weight.T).dtype
+dtype('float16')
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import os
+import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
@@ -32,10 +41,14 @@ from typing import Any
 
 import numpy
 
+import funcgrad
 import funcgrad.numpy as fnp
+import funcgrad.numpy._array_methods
+import funcgrad.numpy._creation
 from funcgrad import tree_util
 from funcgrad.backend import cuda_available, device_of, is_array, is_writeable, platform_name
 from funcgrad.core import is_tracer
+from funcgrad.numpy import _linalg_ops
 
 __all__ = ["AUTOCAST_POLICIES", "GradScaler", "autocast", "autocast_inputs", "casts", "custom_bwd",
            "custom_fwd", "get_autocast_dtype", "is_autocast_available", "is_autocast_enabled"]
@@ -44,7 +57,7 @@ LOWER, FP32, PROMOTE, UNSAFE, INPUT = "lower", "fp32", "promote", "unsafe", "inp
 
 _LOWER_OPS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
               "conv_transpose3d", "prelu", "scaled_dot_product_attention",
-              "multi_head_attention_forward", "conv_tbc")
+              "multi_head_attention_forward", "conv_tbc", "matmul", "einsum")
 _RNN_OPS = ("lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell", "gru_cell", "rnn_tanh_cell",
             "rnn_relu_cell")
 _FP32_LOSSES = ("binary_cross_entropy_with_logits", "cosine_embedding_loss", "cross_entropy",
@@ -66,12 +79,14 @@ AUTOCAST_POLICIES: dict[str, dict[str, str]] = {
         **dict.fromkeys(_FP32_LOSSES + (
             "softmax", "log_softmax", "softmin", "softplus", "layer_norm", "group_norm",
             "normalize", "cosine_similarity", "pdist", "huber_loss"), FP32),
-        "bilinear": PROMOTE, "grid_sample": PROMOTE,
+        "bilinear": PROMOTE, "grid_sample": PROMOTE, "tensordot": PROMOTE,
         "binary_cross_entropy": UNSAFE,
     },
     "cpu": {
+        # tensordot: the CPU list has no entry of its own, so torch's decomposition reaches
+        # mm, which is in it (float16 out)
         **dict.fromkeys(_LOWER_OPS + ("lstm", "rnn_tanh", "rnn_relu", "rnn_tanh_cell",
-                                      "rnn_relu_cell"), LOWER),
+                                      "rnn_relu_cell", "tensordot"), LOWER),
         **dict.fromkeys(("gru", "gru_cell", "lstm_cell"), INPUT),
         **dict.fromkeys(_FP32_LOSSES + (
             "binary_cross_entropy", "huber_loss", "multilabel_soft_margin_loss", "ctc_loss",
@@ -276,6 +291,39 @@ _TARGETS: dict[str, Callable[[tuple[Any, ...], numpy.dtype], numpy.dtype | None]
     PROMOTE: _widest,
     INPUT: _first,
 }
+
+
+#: where the frames between a caller and a matrix product live (fnp.matmul's out_sharding
+#: wrapper, a traced array's ``@``), skipped to find who called it
+_DISPATCH_FILES = frozenset(m.__file__ for m in (
+    funcgrad.numpy._creation, funcgrad.numpy._array_methods))
+#: the libraries' own code: a matrix product they compute inside an op is not autocast, as
+#: PyTorch's autocast does not cast again inside an op it has cast (nor inside ops it leaves
+#: alone, such as the linear algebra)
+_LIBRARY_DIRS = tuple(os.path.dirname(m.__file__) + os.sep
+                      for m in (funcgrad, sys.modules[__name__.rpartition(".")[0]]))
+
+
+def _called_by_user() -> bool:
+    # the caller of the product: frames 1-3 are the hook, _linalg_ops._hooked and the product
+    # (matmul, einsum, tensordot) itself; a product that one of them calls again (matmul with
+    # dtype=) has _linalg_ops as its caller, funcgrad's own code
+    frame = sys._getframe(4)
+    while frame is not None and frame.f_code.co_filename in _DISPATCH_FILES:
+        frame = frame.f_back
+    return frame is not None and not frame.f_code.co_filename.startswith(_LIBRARY_DIRS)
+
+
+def _autocast_user_products(op: str, operands: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The operands of a user's ``@``/``fnp.matmul``/``fnp.einsum``/``fnp.tensordot``
+    autocast as PyTorch's ``torch.matmul``/``einsum``/``tensordot`` (the hook
+    ``funcgrad.numpy`` calls; a product inside funcgrad's own ops is left alone)."""
+    if not _state.get() or not _called_by_user():
+        return operands
+    return autocast_inputs(op, *operands)
+
+
+_linalg_ops.operand_hooks.append(_autocast_user_products)
 
 
 @contextlib.contextmanager

@@ -8,7 +8,7 @@ As in NumPy, Python scalars given to these functions become ordinary (not weak) 
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy
@@ -28,6 +28,18 @@ from funcgrad.ops.linalg import dot_general, dot_general_p
 
 __all__ = ["matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "einsum_path",
            "kron"]
+
+#: ``hook(name, operands) -> operands``, applied in turn to the operands of ``matmul`` (and
+#: so of ``@`` on traced arrays), ``einsum`` and ``tensordot`` called without an explicit
+#: dtype: funcgrad_nn.amp's autocast casts a user's matrix products there, as
+#: ``torch.autocast`` casts ``torch.matmul``/``einsum``. funcgrad installs none.
+operand_hooks: list[Callable[[str, tuple[Any, ...]], tuple[Any, ...]]] = []
+
+
+def _hooked(name: str, *operands: Any) -> tuple[Any, ...]:
+    for hook in operand_hooks:
+        operands = hook(name, operands)
+    return operands
 
 
 def _arrs(*xs: Any) -> list[Any]:
@@ -218,6 +230,8 @@ def matmul(a: Any, b: Any, out: Any = None, *, dtype: Any = None, casting: str =
         >>> fnp.matmul(np.ones((2, 3)), np.ones(3))
         array([3., 3.])
     """
+    if operand_hooks and dtype is None and preferred_element_type is None:
+        a, b = _hooked("matmul", a, b)
     if precision is not None:
         return _precise("matmul", precision, preferred_element_type, lambda x, y, pet: matmul(
             x, y, out, dtype=dtype, casting=casting, axes=axes, preferred_element_type=pet),
@@ -388,6 +402,8 @@ def tensordot(a: Any, b: Any, axes: Any = 2, *, precision: Any = None,
         >>> fnp.tensordot(np.ones((2, 3)), np.ones((3, 2)), axes=([0], [1])).shape
         (3, 3)
     """
+    if operand_hooks and preferred_element_type is None:
+        a, b = _hooked("tensordot", a, b)
     if precision is not None:
         return _precise("tensordot", precision, preferred_element_type,
                         lambda x, y, pet: tensordot(x, y, axes, preferred_element_type=pet), a, b)
@@ -609,6 +625,8 @@ def einsum(*operands: Any, out: Any = None, optimize: Any = False, dtype: Any = 
         raise TypeError("fnp.einsum: out= is not supported (funcgrad arrays are immutable)")
     del optimize, order
     spec, ops = _parse_einsum_args(operands)
+    if operand_hooks and dtype is None and preferred_element_type is None:
+        ops = _hooked("einsum", *ops)
     ops = _arrs(*ops)
     if dtype is not None:
         dt = numpy.dtype(dtype)

@@ -18,6 +18,8 @@ import warnings
 import numpy as np
 import pytest
 
+import funcgrad
+import funcgrad.numpy as fnp
 import funcgrad_nn as nn
 from funcgrad.backend import cuda_available, platform_name
 from funcgrad_nn import amp
@@ -143,6 +145,10 @@ def test_op_dtypes_match_pytorch(op):
         "soft_margin_loss": lambda d: F.soft_margin_loss(x(d, 2, 3), dev(np.ones((2, 3), d))),
         "grid_sample": lambda d: F.grid_sample(x(d, 1, 1, 4, 4), u(d, 1, 2, 2, 2),
                                                align_corners=False),
+        "matmul": lambda d: fnp.matmul(x(d, 2, 3), x(d, 3, 4)),
+        "einsum": lambda d: fnp.einsum("ij,kj->ik", x(d, 2, 3), x(d, 4, 3)),
+        "tensordot": lambda d: fnp.tensordot(x(d, 2, 3), x(d, 3, 4), 1),
+        "bilinear": lambda d: F.bilinear(x(d, 2, 3), x(d, 2, 3), x(d, 4, 3, 3)),
     }
 
     def out_dtype(label):
@@ -153,6 +159,66 @@ def test_op_dtypes_match_pytorch(op):
     with nn.autocast(DT, dtype=F16):
         got = {label: out_dtype(label) for label in ("float32", "float16")}
     assert got == DTYPES[op]
+
+
+class MatmulNet(nn.Module):
+    """A forward with the user's own matrix products, as ported PyTorch code has."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4))
+        self.v = nn.Parameter(np.linspace(0.5, -0.5, 8, dtype=np.float32).reshape(4, 2))
+
+    def forward(self, x):
+        return fnp.einsum("...j,jk->...k", F.relu(x @ self.w), self.v)
+
+
+#: torch.autocast("cpu", dtype=float16) on the same network (x @ w, relu, einsum), torch
+#: 2.13: the float16 output and the float32 gradients of (out.float() ** 2).sum()
+MATMUL_NET = {
+    "out": [[-0.07818603515625, -0.701171875], [-0.1563720703125, -1.40234375]],
+    "w": [[-1.447265625, -0.334228515625, 0.77880859375, 1.892578125],
+          [2.89453125, 0.66845703125, -1.5576171875, -3.78515625],
+          [-5.7890625, -1.3369140625, 3.115234375, 7.5703125]],
+    "v": [[-0.53271484375, -4.78125], [-0.74609375, -6.69140625],
+          [-0.9599609375, -8.609375], [-1.1728515625, -10.515625]],
+}
+
+
+@pytest.mark.parametrize("how", ["eager", "grad", "jit", "vmap"])
+def test_users_own_matmul_and_einsum_autocast(how):
+    # torch.autocast casts torch.matmul (so @) and einsum: here fnp.matmul/einsum/tensordot
+    # eagerly and @ on traced arrays (under nn.grad, nn.jit, vmap)
+    m = MatmulNet().to(DEVICE)
+    x = dev(np.array([[0.5, -1.0, 2.0], [1.0, -2.0, 4.0]], np.float32))
+
+    def loss(m, x):
+        with nn.autocast(DT, dtype=F16):
+            out = m(x)
+        return (out.astype(np.float32) ** 2).sum(), out
+
+    if how == "eager":  # x @ m.w between two arrays is NumPy's (CuPy's) own operator
+        with nn.autocast(DT, dtype=F16):
+            out = fnp.einsum("bj,jk->bk", F.relu(fnp.matmul(x, m.w)), m.v)
+    elif how == "grad":
+        (_, out), g = nn.value_and_grad(loss, has_aux=True)(m, x)
+        assert g.w.dtype == g.v.dtype == np.float32
+        np.testing.assert_allclose(host(g.w), MATMUL_NET["w"], rtol=2e-3, atol=1e-3)
+        np.testing.assert_allclose(host(g.v), MATMUL_NET["v"], rtol=2e-3, atol=1e-3)
+    elif how == "jit":
+        out = nn.jit(lambda m, x: loss(m, x)[1])(m, x)
+    else:
+        with nn.autocast(DT, dtype=F16):
+            out = funcgrad.vmap(m)(x)
+    assert out.dtype == np.float16
+    np.testing.assert_allclose(host(out).astype(np.float32), MATMUL_NET["out"], rtol=2e-3)
+    # outside autocast, and for float64 operands, nothing changes
+    assert fnp.matmul(x, m.w).dtype == np.float32
+    with nn.autocast(DT, dtype=F16):
+        assert fnp.matmul(x.astype(np.float64), m.w.astype(np.float64)).dtype == np.float64
+        # an explicit dtype is not autocast (PyTorch's rule for dtype= arguments)
+        assert fnp.einsum("ij,jk", x, m.w, dtype=np.float32).dtype == np.float32
+        assert fnp.matmul(x, m.w, dtype=np.float32).dtype == np.float32
 
 
 def test_nesting_disabling_and_float64():
