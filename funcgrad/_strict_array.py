@@ -1011,6 +1011,38 @@ def _linalg_svd(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = Tr
         return res
 
 
+def _potrf_no_raise(a: np.ndarray) -> np.ndarray:
+    """LAPACK's potrf (lower) on one matrix, left as cuSOLVER leaves it when ``a`` is not
+    positive definite: stopped at the first pivot that is not > 0 (or NaN), that pivot on
+    the diagonal, the columns after it holding ``a``'s entries."""
+    low = np.tril(np.array(a, dtype=np.result_type(a.dtype, 1.0)))
+    with np.errstate(all="ignore"):
+        for j in range(a.shape[-1]):
+            ajj = (low[j, j] - np.vdot(low[j, :j], low[j, :j])).real
+            if not ajj > 0:
+                low[j, j] = ajj
+                break
+            low[j, j] = np.sqrt(ajj)
+            low[j + 1:, j] = (low[j + 1:, j] - low[j + 1:, :j] @ low[j, :j].conj()) / low[j, j]
+    return low
+
+
+def _linalg_cholesky(a: np.ndarray) -> np.ndarray:
+    """CuPy's cholesky (which takes no ``upper``): no error for a matrix that is not
+    positive definite, LAPACK's partial factor instead (the other matrices of a stack
+    factored)."""
+    try:
+        return np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        def one(m: np.ndarray, _: np.ndarray) -> np.ndarray:
+            try:
+                return np.linalg.cholesky(m)
+            except np.linalg.LinAlgError:
+                return _potrf_no_raise(m)
+
+        return _each(one, a, a)
+
+
 def _refuse_nonfinite(name: str) -> Callable[[np.ndarray], Any]:
     def eig(a: np.ndarray) -> Any:
         if not np.isfinite(a).all():
@@ -1024,6 +1056,7 @@ def _refuse_nonfinite(name: str) -> Callable[[np.ndarray], Any]:
 _linalg = _StrictNamespace("strict_numpy.linalg", np.linalg, "numpy.linalg", overrides={
     name: _wrap_callable(fn, f"numpy.linalg.{name}", "array") for name, fn in (
         ("solve", _linalg_solve), ("inv", _linalg_inv), ("svd", _linalg_svd),
+        ("cholesky", _linalg_cholesky),
         ("eig", _refuse_nonfinite("eig")), ("eigvals", _refuse_nonfinite("eigvals")))})
 
 _STRICT_NUMPY_DOC = """The "xp" array module of the strict backend (use like ``numpy`` / ``cupy``).

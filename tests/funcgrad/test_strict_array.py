@@ -630,6 +630,14 @@ def test_linalg_never_raises_on_singular_or_nonfinite_input_as_cupy() -> None:
         xp.linalg.eig(bad)
     with pytest.raises(RuntimeError, match="CUSOLVER_STATUS_INTERNAL_ERROR"):
         xp.linalg.eigvals(S(np.array([[inf, 0.0], [0.0, 1.0]])))
+    # cholesky: potrf's partial factor, the failing pivot on the diagonal; the other
+    # matrices of a stack factored
+    k3 = np.array([[4.0, 2.0, 0.0], [2.0, 5.0, 1.0], [0.0, 1.0, -3.0]])
+    low = xp.linalg.cholesky(S(np.stack([k3, 4 * np.eye(3)]))).get()
+    np.testing.assert_allclose(low[0], [[2.0, 0, 0], [1.0, 2.0, 0], [0, 0.5, -3.25]])
+    np.testing.assert_array_equal(low[1], 2 * np.eye(3))
+    np.testing.assert_array_equal(xp.linalg.cholesky(S(np.array([[1.0, 2.0], [2.0, 1.0]]))).get(),
+                                  [[1.0, 0.0], [2.0, -3.0]])
 
 
 def test_fft_round_trip() -> None:
