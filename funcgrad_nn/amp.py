@@ -116,6 +116,18 @@ def _device_type(device_type: Any) -> str:
     return platform_name(device_type)
 
 
+def _unavailable(device: str, dt: numpy.dtype) -> str | None:
+    """PyTorch's warning when ``autocast(device, dt)`` turns itself off (CUDA without a GPU;
+    a CPU autocast dtype other than float16/bfloat16), else None."""
+    if device == "cuda" and not cuda_available():
+        return "CUDA is not available or torch_xla is imported. Disabling autocast."
+    if device == "cpu" and dt != numpy.float16:
+        return ("In CPU autocast, but the target dtype is not supported. Disabling autocast.\n"
+                "CPU Autocast only supports dtypes of torch.bfloat16, torch.float16 currently."
+                " (funcgrad_nn: float16 only, NumPy has no bfloat16)")
+    return None
+
+
 def _autocast_dtype(device_type: str, dtype: Any) -> numpy.dtype:
     want = _DEFAULT_DTYPES.get(device_type, numpy.dtype(numpy.float16)) if dtype is None \
         else dtype
@@ -130,7 +142,8 @@ def _autocast_dtype(device_type: str, dtype: Any) -> numpy.dtype:
         dt = numpy.dtype(want)
     except TypeError:
         raise TypeError(f"autocast: dtype must be a floating dtype, got {want!r}") from None
-    if dt not in (numpy.dtype(numpy.float16), numpy.dtype(numpy.float32)):
+    if device_type == "cuda" and dt not in (numpy.dtype(numpy.float16),
+                                            numpy.dtype(numpy.float32)):
         raise TypeError(f"autocast({device_type!r}): the autocast dtype must be float16 "
                         f"(or float32), got {dt}")
     return dt
@@ -142,7 +155,10 @@ class autocast:  # noqa: N801 (PyTorch's name)
     ``device_type`` (``"cuda"`` or ``"cpu"``; arrays elsewhere are left alone, as PyTorch
     leaves other devices' tensors) run in ``dtype`` (``float16`` by default on CUDA) or in
     float32, per :data:`AUTOCAST_POLICIES`. ``enabled=False`` turns it off for the block.
-    ``cache_enabled`` is accepted (the casts are not cached: each call casts again).
+    ``cache_enabled`` is accepted (the casts are not cached: each call casts again). As
+    PyTorch's, ``autocast("cuda")`` on a machine without a GPU, and ``autocast("cpu")`` with a
+    dtype other than float16 (float32, as a configurable ``dtype`` often is), warn and act as
+    ``enabled=False``; another device type is a ``RuntimeError``.
 
     Under ``nn.jit`` the autocast state is part of the cache key (a step traced outside
     autocast is traced again inside it); a plain ``funcgrad.jit`` traced outside the block
@@ -161,10 +177,25 @@ class autocast:  # noqa: N801 (PyTorch's name)
     def __init__(self, device_type: str, dtype: Any = None, enabled: bool = True,
                  cache_enabled: bool | None = None) -> None:
         self.device = _device_type(device_type)
+        if self.device not in AUTOCAST_POLICIES:
+            raise RuntimeError(
+                f"User specified an unsupported autocast device_type '{device_type}' "
+                "(funcgrad_nn: 'cpu' or 'cuda')")
         self.fast_dtype = _autocast_dtype(self.device, dtype) if enabled else None
+        if enabled:
+            why = _unavailable(self.device, self.fast_dtype)
+            if why is not None:
+                warnings.warn(why, UserWarning, stacklevel=2)
+                enabled = False
         self._enabled = bool(enabled)
         self._cache_enabled = cache_enabled
         self._tokens: list[Any] = []
+
+    def _copy(self) -> autocast:
+        # the same settings, checked (and warned about) once, at decoration
+        new = object.__new__(autocast)
+        new.__dict__.update(self.__dict__, _tokens=[])
+        return new
 
     def __enter__(self) -> autocast:
         state = dict(_state.get())
@@ -181,7 +212,7 @@ class autocast:  # noqa: N801 (PyTorch's name)
     def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(fn)
         def wrapped(*args: Any, **kwargs: Any) -> Any:
-            with autocast(self.device, self.fast_dtype, self._enabled, self._cache_enabled):
+            with self._copy():
                 return fn(*args, **kwargs)
         return wrapped
 
@@ -211,8 +242,10 @@ def get_autocast_dtype(device_type: str) -> numpy.dtype | str:
     ``float16`` on CUDA, ``"bfloat16"`` on the CPU, which funcgrad cannot compute in).
 
     >>> import numpy as np
-    >>> with autocast("cuda"):
-    ...     get_autocast_dtype("cuda")
+    >>> with autocast("cpu", dtype=np.float16):
+    ...     get_autocast_dtype("cpu")
+    dtype('float16')
+    >>> get_autocast_dtype("cuda")
     dtype('float16')
     """
     dev = _device_type(device_type)

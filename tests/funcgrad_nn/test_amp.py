@@ -221,7 +221,8 @@ def test_users_own_matmul_and_einsum_autocast(how):
         assert fnp.matmul(x, m.w, dtype=np.float32).dtype == np.float32
 
 
-def test_nesting_disabling_and_float64():
+def test_nesting_disabling_and_float64(monkeypatch):
+    monkeypatch.setattr(amp, "cuda_available", lambda: True)  # autocast("cuda") stays on
     lin = nn.Linear(3, 2).to(DEVICE)
     x32 = dev(np.ones((2, 3), np.float32))
     with nn.autocast(DT, dtype=F16):
@@ -329,6 +330,36 @@ def test_cuda_scaler_without_a_gpu_disables_itself():
     assert s.scale(loss) is loss
 
 
+def test_autocast_turns_itself_off_as_pytorch(monkeypatch):
+    # torch 2.13: a CPU autocast dtype other than float16/bfloat16 (float32, as a configurable
+    # dtype often is) and CUDA autocast without a GPU warn and act as enabled=False
+    x = dev(np.ones((2, 3), np.float32))
+    with pytest.warns(UserWarning, match="In CPU autocast, but the target dtype is not "
+                                         "supported. Disabling autocast."):
+        off = nn.autocast("cpu", dtype=np.float32)
+    with nn.autocast(DT, dtype=F16):
+        with off:
+            assert not nn.is_autocast_enabled("cpu")
+            if DT == "cpu":
+                assert F.linear(x, x).dtype == np.float32
+    monkeypatch.setattr(amp, "cuda_available", lambda: False)
+    with pytest.warns(UserWarning, match="CUDA is not available or torch_xla is imported. "
+                                         "Disabling autocast."):
+        cuda = nn.autocast("cuda")
+    with cuda:
+        assert not nn.is_autocast_enabled("cuda") and not nn.is_autocast_enabled()
+    with pytest.raises(RuntimeError, match="unsupported autocast device_type 'tpu'"):
+        nn.autocast("tpu", dtype=F16)
+    # a decorator checks (and warns) once, where it is applied
+    with pytest.warns(UserWarning, match="Disabling autocast"):
+        @nn.autocast("cpu", dtype=np.float32)
+        def f(a):
+            return nn.is_autocast_enabled("cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert f(x) is False
+
+
 def test_errors():
     with pytest.raises(TypeError, match="no bfloat16 dtype.*defaults to bfloat16"):
         nn.autocast("cpu")
@@ -375,6 +406,7 @@ def test_cuda_op_lists(monkeypatch):
     # no GPU here: arrays are made to report CUDA, so autocast("cuda") applies its own lists
     monkeypatch.setattr(amp, "_array_device_type",
                         lambda x: "cuda" if hasattr(x, "dtype") else None)
+    monkeypatch.setattr(amp, "cuda_available", lambda: True)
     x16 = dev(np.ones((2, 3), F16))
     x32 = dev(np.ones((2, 3), np.float32))
     with nn.autocast("cuda"):
