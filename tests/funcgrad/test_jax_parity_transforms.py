@@ -826,6 +826,10 @@ def test_vmapped_cond_cuts_untaken_branches_of_unbatched_and_inner_grads() -> No
     h = lambda x, y: lax.cond(x > 0, fnp.log, lambda y: y, y)  # noqa: E731
     neg = dev(np.array([-1.0, -2.0]))
     assert float(funcgrad.grad(lambda y: funcgrad.vmap(h, (0, None))(neg, y).sum())(0.0)) == 2.0
+    # a weight the grad does not differentiate stays unbatched (no copy per example)
+    f = lambda w, xs: funcgrad.vmap(funcgrad.grad(lambda x: lax.cond(  # noqa: E731
+        x.sum() > 0, lambda x: (w @ x).sum(), lambda x: x.sum(), x)))(xs)
+    assert "f64[5,3,3]" not in str(funcgrad.make_jaxpr(f)(np.ones((3, 3)), np.ones((5, 3))))
 
 
 # -- control flow type errors start with JAX's sentence ------------------------------------------

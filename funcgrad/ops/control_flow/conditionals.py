@@ -305,15 +305,14 @@ def _select_branches(index: Any, branches: tuple[ClosedJaxpr, ...], *ops: Any) -
 
 def _cut_untaken(index: Any, i: int, ops: Sequence[Any]) -> list[Any]:
     """The operands of branch ``i`` when every branch runs and a select picks (an index
-    batched under ``vmap``): as JAX's batching rule (jax#1052), each float operand goes
-    through ``stop_gradient`` where another branch is taken, so that a branch not taken there
-    (``log(0)``, ``1 / 0``) gives its operands a zero tangent instead of ``0 * inf``. Unbatched
-    operands too: their tangent is per example here."""
+    batched under ``vmap``): as JAX's batching rule (jax#1052), each differentiated float
+    operand goes through ``stop_gradient`` where another branch is taken, so that a branch
+    not taken there (``log(0)``, ``1 / 0``) gives its operands a zero tangent instead of
+    ``0 * inf``. Unbatched operands too: their tangent is per example here."""
     taken = None
     out = []
     for x in ops:
-        a = get_aval(x)
-        if type(a) is not ShapedArray or a.dtype.kind not in "fc":
+        if not _differentiable(x):
             out.append(x)
             continue
         if taken is None:
@@ -518,9 +517,9 @@ def _cond_batch(axis_size, vals, dims, *, branches):
         return outs, [0 if b else None for b in out_b]
     # A batched index: every branch runs on the whole batch, then a per-example select.
     index = _to_front(index, idim)
-    # An unbatched float operand that a transformation outside the vmap differentiates (a
-    # tracer) is broadcast, as JAX does, so that _masked_operands can cut its tangent in the
-    # examples that take another branch (a plain array carries no derivative: left as is).
+    # An unbatched float operand that a transformation outside the vmap differentiates is
+    # broadcast, as JAX does, so that _masked_operands can cut its tangent in the examples
+    # that take another branch (one that carries no derivative is left as is).
     spread = [d is None and _differentiable(x) for x, d in zip(ops, in_dims)]
     ops = [_shape.broadcast_in_dim(x, (axis_size, *get_aval(x).shape),
                                    tuple(range(1, get_aval(x).ndim + 1))) if b else x
@@ -547,9 +546,15 @@ def _cond_batch(axis_size, vals, dims, *, branches):
 
 
 def _differentiable(x: Any) -> bool:
-    """Whether an operand may carry a derivative: a traced float array."""
+    """Whether an operand carries a derivative: a float array traced by a differentiating
+    transformation (grad, jvp, ...), with a tangent that is not a symbolic zero. Others are
+    not broadcast: a parameter every example shares (an unbatched weight matrix) would grow
+    by the batch size for nothing."""
+    if not (isinstance(x, Tracer) and x._trace.differentiates):
+        return False
     a = get_aval(x)
-    return isinstance(x, Tracer) and type(a) is ShapedArray and a.dtype.kind in "fc"
+    return (type(a) is ShapedArray and a.dtype.kind in "fc"
+            and type(getattr(x, "tangent", None)) is not Zero)
 
 
 def _masked_operands(index: Any, i: int, ops: Sequence[Any],
