@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import gzip
 import json
 import math
 import os
@@ -34,11 +35,13 @@ import socket
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
 from typing import Any, NamedTuple
 
 from funcgrad.avals import get_aval
+from funcgrad.backend import canonical_device, device_of, get_default_device
 from funcgrad.core import Primitive, current_trace, eval_trace, user_source_info
 from funcgrad.debug.callback import callback as debug_callback
 from funcgrad.debug.callback import debug_callback_p
@@ -541,10 +544,13 @@ class _Recorder:
         if self.prof.with_stack and src:
             ev.stack = [src]
         self.prof._open(ev)
+        if self.prof.profile_memory:
+            self.prof._memory.seen(args, _PREEXISTING)
         try:
             out = run()
             if self.prof.profile_memory:
                 ev.self_cpu_memory_usage = _nbytes(out)
+                self.prof._memory.seen(out, _CREATE)
             if self.prof.with_flops and not prim.carries_jaxprs:
                 # a call's work is counted by the equations nested in it
                 ev.flops = _flops(prim, args, params, out, eqn)
@@ -577,6 +583,86 @@ def _nbytes(values: Sequence[Any]) -> int:
             continue
         total += math.prod(a.shape) * a.dtype.itemsize
     return total
+
+
+# PyTorch's memory-timeline vocabulary (torch.profiler._memory_profiler): the actions, numbered
+# as its Action enum, and the categories in its plot order, None (unknown) seventh
+_PREEXISTING, _CREATE, _DESTROY = 1, 2, 4
+_CATEGORIES = ("PARAMETER", "OPTIMIZER_STATE", "INPUT", "TEMPORARY", "ACTIVATION", "GRADIENT",
+               "AUTOGRAD_DETAIL", None)
+_CATEGORY_COLORS = ("darkgreen", "goldenrod", "black", "mediumpurple", "red", "mediumblue",
+                    "royalblue", "grey")
+_UNKNOWN = _CATEGORIES.index(None)
+
+
+def _allocation(x: Any) -> Any:
+    """The array owning ``x``'s memory (``x``, or the base a view was taken of)."""
+    root = x
+    while True:
+        base = getattr(root, "base", None)
+        if base is None or device_of(base) is None:
+            return root
+        root = base
+
+
+class _MemoryTimeline:
+    """The allocations a ``profile_memory`` profile saw: each array an operation read that
+    was made before (PyTorch's PREEXISTING, timed at the start) or that an operation made
+    (CREATE), and when it was freed (DESTROY: a weak reference's callback), as
+    ``(ns, action, bytes, device)`` rows. Views are their base's allocation."""
+
+    def __init__(self, prof: profile) -> None:
+        self._prof = weakref.ref(prof)
+        self.rows: list[tuple[int, int, int, str]] = []
+        self._live: dict[int, weakref.ref] = {}
+
+    def seen(self, values: Iterable[Any], action: int) -> None:
+        now = -1 if action == _PREEXISTING else time.perf_counter_ns()
+        for v in values:
+            dev = device_of(v)
+            if dev is None:  # a tracer, a Python or NumPy scalar: no allocation of its own
+                continue
+            owner = _allocation(v)
+            key = id(owner)
+            if key in self._live:
+                continue
+            nbytes = int(getattr(owner, "nbytes", 0))
+            try:
+                ref = weakref.ref(owner, functools.partial(self._freed, key, nbytes, dev))
+            except TypeError:  # not weakly referenceable: its end would go unseen
+                continue
+            self._live[key] = ref
+            self.rows.append((now, action, nbytes, dev))
+
+    def _freed(self, key: int, nbytes: int, dev: str, _ref: Any) -> None:
+        self._live.pop(key, None)
+        prof = self._prof()
+        if prof is not None and prof._ctx is not None:  # freed while recording
+            self.rows.append((time.perf_counter_ns(), _DESTROY, nbytes, dev))
+
+    def stop(self) -> None:
+        self._live.clear()  # arrays freed from now on are past the timeline
+
+    def coalesce(self, device: str) -> tuple[list[int], list[list[int]]]:
+        """PyTorch's plot points: times (microseconds; the preexisting allocations at the
+        first) and, at each, the bytes live by category (``[0, PARAMETER, ..., unknown]``)."""
+        # the preexisting allocations (time -1) first, as in PyTorch's timeline
+        rows = sorted((r for r in self.rows if r[3] == device), key=lambda r: r[0])
+        t_min = min((r[0] for r in rows if r[0] >= 0), default=0) // 1000
+        times: list[int] = []
+        sizes: list[list[int]] = []
+        for t_ns, action, nbytes, _ in rows:
+            t = t_min if t_ns < 0 else t_ns // 1000
+            if not times or t != times[-1]:
+                times.append(t)
+                sizes.append(sizes[-1].copy() if sizes else [0] * (len(_CATEGORIES) + 1))
+            sizes[-1][_UNKNOWN + 1] += -nbytes if action == _DESTROY else nbytes
+        return times, sizes
+
+    def raw(self, device: str) -> list[tuple[int, int, int, int]]:
+        """PyTorch's raw events: ``(ns, action, bytes (negative when freed), category)``."""
+        return [(t, a, -n if a == _DESTROY else n, _UNKNOWN)
+                for t, a, n, d in sorted(self.rows, key=lambda r: r[0]) if d == device]
 
 
 _active: ContextVar[profile | None] = ContextVar("funcgrad_profiler", default=None)
@@ -627,6 +713,7 @@ class profile:  # noqa: N801  (PyTorch's name)
         self._action = ProfilerAction.RECORD
         self._events: list[FunctionEvent] = []
         self._stack: list[FunctionEvent] = []
+        self._memory = _MemoryTimeline(self)
         self._ctx: instrumented | None = None
         self._token: Any = None
         self._session_token: Any = None
@@ -666,6 +753,7 @@ class profile:  # noqa: N801  (PyTorch's name)
         if self._ctx is not None:
             return
         self._events, self._stack = [], []
+        self._memory = _MemoryTimeline(self)
         self._ctx = instrumented(_Recorder(self))
         self._ctx.__enter__()
         self._token = _active.set(self)
@@ -676,6 +764,7 @@ class profile:  # noqa: N801  (PyTorch's name)
         _active.reset(self._token)
         self._ctx.__exit__(None, None, None)
         self._ctx = None
+        self._memory.stop()
 
     def _enter_step(self) -> None:
         if self.schedule is not None and self._ctx is not None:
@@ -848,6 +937,94 @@ class profile:  # noqa: N801  (PyTorch's name)
         with open(tmp, "w") as f:
             json.dump({"traceEvents": trace, "displayTimeUnit": "ms"}, f)
         os.replace(tmp, path)  # atomic: a reader never sees half a file
+
+    def export_memory_timeline(self, path: str | os.PathLike, device: str | None = None
+                               ) -> None:
+        """Write the memory timeline of ``device`` (PyTorch's ``export_memory_timeline``; by
+        default funcgrad's default device), chosen by the suffix of ``path``: ``.json``
+        (``.json.gz`` gzipped) holds PyTorch's plot points ``[times, sizes]``, the times in
+        microseconds and at each the bytes live per category (``[0, PARAMETER,
+        OPTIMIZER_STATE, INPUT, TEMPORARY, ACTIVATION, GRADIENT, AUTOGRAD_DETAIL,
+        unknown]``); ``.raw.json.gz`` the raw events ``(ns, action, bytes, category)``
+        (actions: 1 preexisting, 2 create, 4 destroy, freed bytes negative); ``.html`` the
+        stacked plot as an embedded PNG (needs matplotlib; without it a message is printed,
+        as PyTorch does).
+
+        The timeline is of allocations: every array an operation read that existed before
+        (preexisting, at the first time), every array an operation made (a view counts as
+        its base), and when each was freed. PyTorch also sorts the bytes into categories by
+        analysing its autograd graph; funcgrad keeps no such graph, so every allocation is
+        in the last, unknown, category. As PyTorch, it needs ``record_shapes``,
+        ``profile_memory`` and ``with_stack``.
+
+        Example:
+            >>> import json, os, tempfile, numpy as np, funcgrad.numpy as fnp
+            >>> x = np.ones(1000)
+            >>> with profile(record_shapes=True, profile_memory=True, with_stack=True) as prof:
+            ...     y = fnp.sin(x)
+            ...     del y
+            >>> path = os.path.join(tempfile.mkdtemp(), "memory.json")
+            >>> prof.export_memory_timeline(path, device="cpu")
+            >>> times, sizes = json.load(open(path))
+            >>> [s[-1] for s in sizes]   # x (preexisting) and sin's result, then y freed
+            [16000, 8000]
+        """
+        missing = [f"{name}=True" for name in ("record_shapes", "profile_memory", "with_stack")
+                   if not getattr(self, name)]
+        if missing:
+            raise ValueError(f"{', '.join(missing)} required for memory profiling.")
+        where = canonical_device(get_default_device() if device is None else str(device))
+        path = os.fspath(path)
+        if path.endswith(".html"):
+            self._memory_html(path, where)
+            return
+        data: Any = (self._memory.raw(where) if path.endswith("raw.json.gz")
+                     else list(self._memory.coalesce(where)))
+        tmp = f"{path}.tmp{os.getpid()}"
+        if path.endswith(".gz"):
+            with gzip.open(tmp, "wt") as f:
+                json.dump(data, f)
+        else:
+            with open(tmp, "w") as f:
+                json.dump(data, f)
+        os.replace(tmp, path)
+
+    def _memory_html(self, path: str, device: str) -> None:
+        try:
+            import matplotlib
+        except ImportError:
+            print("export_memory_timeline_html failed because matplotlib was not found.")
+            return
+        import base64
+        import io
+
+        import numpy
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        times, sizes = self._memory.coalesce(device)
+        t = numpy.asarray(times, float) - (times[0] if times else 0)
+        stacked = numpy.cumsum(numpy.asarray(sizes, float).reshape(len(times), -1), axis=1
+                               ) / 1024 ** 3
+        fig = plt.figure(figsize=(20, 12), dpi=80)
+        axes = fig.gca()
+        for i, color in enumerate(_CATEGORY_COLORS):
+            axes.fill_between(t / 1e3, stacked[:, i], stacked[:, i + 1], color=color,
+                              alpha=0.7)
+        fig.legend(["Unknown" if c is None else c for c in _CATEGORIES])
+        axes.set_xlabel("Time (ms)")
+        axes.set_ylabel("Memory (GB)")
+        peak = float(stacked[:, -1].max()) if len(times) else 0.0
+        axes.set_title(f"Max memory allocated: {peak:.2f} GiB")
+        png = io.BytesIO()
+        fig.savefig(png, format="png")
+        plt.close(fig)
+        encoded = base64.b64encode(png.getvalue()).decode("utf-8")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("<html>\n<head><meta charset=\"utf-8\" /><title>GPU Memory Timeline HTML"
+                    f"</title></head>\n<body>\n  <img src='data:image/png;base64,{encoded}'>\n"
+                    "</body>\n</html>")
 
 
 def _range_enter(name: str, trace_name: str | None = None) -> None:

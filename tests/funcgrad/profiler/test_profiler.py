@@ -452,3 +452,33 @@ def test_jax_trace_names_write_a_gzipped_chrome_trace(tmp_path):
     with pytest.raises(RuntimeError, match="already been started"):
         P.start_trace(tmp_path)
     P.stop_trace()
+
+
+def test_export_memory_timeline_files_as_pytorch(tmp_path):
+    # PyTorch's export_memory_timeline: .json plot points [times (us), bytes per category],
+    # .raw.json.gz events (ns, action, bytes, category), .json.gz, and its ValueError
+    from helpers import DEVICE
+
+    x, w = dev(np.ones(1000)), dev(np.ones(1000, np.float32))
+    with profile(record_shapes=True, profile_memory=True, with_stack=True) as prof:
+        y = fnp.sin(x)      # x read (preexisting), y made: 8000 bytes each
+        z = fnp.cos(w)      # w read, z made: 4000 bytes each
+        del y               # freed while recording
+    del z                   # freed after: not on the timeline
+    prof.export_memory_timeline(tmp_path / "m.raw.json.gz", device=DEVICE)
+    raw = json.load(gzip.open(tmp_path / "m.raw.json.gz", "rt"))
+    # PREEXISTING 1, CREATE 2, DESTROY 4 (PyTorch's Action values); category 7: unknown
+    assert [(a, n, c) for _, a, n, c in raw] == [
+        (1, 8000, 7), (1, 4000, 7), (2, 8000, 7), (2, 4000, 7), (4, -8000, 7)]
+    assert raw[0][0] == raw[1][0] == -1 and raw[2][0] <= raw[3][0] <= raw[4][0]
+    prof.export_memory_timeline(str(tmp_path / "m.json"), device=DEVICE)
+    times, sizes = json.load(open(tmp_path / "m.json"))
+    assert times == sorted(times) and all(len(s) == 9 and not any(s[:8]) for s in sizes)
+    assert sizes[-1][8] == 16000 and max(s[8] for s in sizes) == 24000
+    prof.export_memory_timeline(tmp_path / "m.json.gz", device=DEVICE)
+    assert json.load(gzip.open(tmp_path / "m.json.gz", "rt")) == [times, sizes]
+    with profile(profile_memory=True) as bare:
+        fnp.sin(x)
+    with pytest.raises(ValueError, match=r"^record_shapes=True, with_stack=True required for "
+                                         r"memory profiling\.$"):
+        bare.export_memory_timeline(tmp_path / "n.json")
