@@ -136,6 +136,12 @@ def _index_count(idx: tuple[Any, ...]) -> int:
     return n
 
 
+# Called as hook(parent_data, idx, child_data, parent_key_shape) after ``keys[idx]``: the
+# key-reuse check (funcgrad/random/_reuse.py) registers one, to know which keys of an array
+# an indexed key is, so ``keys[0]`` consumed twice is reuse though each ``keys[0]`` is new.
+index_hooks: list[Any] = []
+
+
 class PRNGKeyArray:
     """An array of typed PRNG keys: ``shape`` keys whose ``uint32`` data is ``(*shape, 2)``
     (``(*shape, 4)`` for the ``'rbg'`` and ``'unsafe_rbg'`` implementations).
@@ -229,7 +235,10 @@ class PRNGKeyArray:
 
     def __getitem__(self, idx: Any) -> PRNGKeyArray:
         # funcgrad's indexing (a traced index into concrete key data under jit/vmap too)
-        return self._rewrap(fnp.at(self._data)[self._data_index(idx)].get())
+        out = self._rewrap(fnp.at(self._data)[self._data_index(idx)].get())
+        for hook in index_hooks:  # the key-reuse check: which keys of self ``out`` holds
+            hook(self._data, idx, out._data, self.shape)
+        return out
 
     @property
     def at(self) -> _KeyAt:

@@ -4,7 +4,10 @@ Inside ``with check_key_reuse():`` every key handed to a sampler or to ``split``
 marked consumed; handing the same key object to another (or the same) one raises
 :class:`KeyReuseError` naming both lines of user code. ``fold_in`` does not consume its key
 (deriving many keys by distinct data is what it is for). Keys are tracked by identity, as
-JAX's checker does, so tracers inside ``jit``/``vmap``/``grad`` are tracked too; a key
+JAX's checker does, so tracers inside ``jit``/``vmap``/``grad`` are tracked too, and, as
+JAX's, by element for keys taken from an array with a static index: ``keys[0]`` consumed
+twice is reuse (each ``keys[0]`` is a new object holding the same key), as is consuming
+``keys[0]`` and then the whole of ``keys`` (``vmap`` over it); a key
 consumed in two branches of one ``cond``/``switch`` is consumed once (one branch runs). A sampler
 built on another one (``lognormal`` on ``normal``) consumes its key once. The state lives in
 context variables; outside the ``with`` block the samplers pay one ``ContextVar.get``.
@@ -14,12 +17,16 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import weakref
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
+import numpy
+
 from funcgrad import api_jit
+from funcgrad.avals import get_aval
 from funcgrad.config import flag_scope, register_flag
 from funcgrad.core import (
     SourceInfo,
@@ -31,7 +38,7 @@ from funcgrad.core import (
 from funcgrad.errors import KeyReuseError
 from funcgrad.interpreters.batching import batch_call_check
 from funcgrad.ops.control_flow._common import loop_body_check
-from funcgrad.random._keys import PRNGKeyArray
+from funcgrad.random._keys import PRNGKeyArray, index_hooks
 
 __all__ = ["KeyReuseError", "check_key_reuse", "debug_key_reuse", "consumes"]
 
@@ -99,7 +106,89 @@ def _held(key: Any, seen: dict[int, Any]) -> Any:
 
 
 def _same(held: Any, key: Any) -> bool:
-    return (held() if isinstance(held, weakref.ref) else held) is key
+    return _deref(held) is key
+
+
+def _deref(held: Any) -> Any:
+    return held() if isinstance(held, weakref.ref) else held
+
+
+def _held_as(obj: Any, seen: dict, entry: tuple) -> Any:
+    """A weak reference to ``obj`` that drops the record's ``entry`` when ``obj`` dies (or
+    ``obj`` itself when it cannot be referenced weakly)."""
+    try:
+        return weakref.ref(obj, lambda _, e=entry: seen.pop(e, None))
+    except TypeError:
+        return obj
+
+
+def _static_index(idx: Any) -> bool:
+    """Whether ``idx`` names the same keys whatever the values: Python/NumPy integers,
+    slices of them, ``None``, ``...`` and concrete NumPy integer arrays."""
+    parts = idx if isinstance(idx, tuple) else (idx,)
+    for i in parts:
+        if i is None or i is Ellipsis or isinstance(i, int | numpy.integer):
+            continue
+        if isinstance(i, slice) and all(b is None or isinstance(b, int | numpy.integer)
+                                        for b in (i.start, i.stop, i.step)):
+            continue
+        if isinstance(i, numpy.ndarray) and i.dtype.kind in "iub":
+            continue
+        return False
+    return True
+
+
+def _note_index(parent: Any, idx: Any, child: Any, shape: tuple[int, ...]) -> None:
+    """``child = keys[idx]`` while checking: remember which keys of the array it came from
+    (by flat position in the first indexed array, ``root``) when the index is static."""
+    seen = _record()
+    if seen is None or not _static_index(idx):
+        return
+    origin = seen.get(("origin", id(parent)))
+    if origin is not None and _same(origin[0], parent) and _deref(origin[1]) is not None:
+        root, grid = _deref(origin[1]), numpy.asarray(origin[2]).reshape(shape)
+    else:
+        root, grid = parent, numpy.arange(math.prod(shape)).reshape(shape)
+    try:
+        positions = tuple(int(p) for p in numpy.ravel(grid[idx]))
+    except IndexError:
+        return  # the indexing itself raised already, or will
+    entry = ("origin", id(child))
+    seen[entry] = (_held_as(child, seen, entry), _held_as(root, seen, entry), positions)
+
+
+index_hooks.append(_note_index)
+
+
+def _consume_elements(seen: dict, key: Any, by: str, here: SourceInfo, what: str,
+                      path: tuple) -> None:
+    """The element-wise record: the keys of an indexed array consumed so far, by position,
+    so that ``keys[0]`` consumed twice (two objects, one key) or ``keys[0]`` then ``keys``
+    whole raises as JAX's checker does."""
+    origin = seen.get(("origin", id(key)))
+    if origin is not None and _same(origin[0], key):
+        root, positions = _deref(origin[1]), origin[2]
+        if root is None:
+            return
+    else:
+        shape = tuple(get_aval(key).shape[:-1])  # the trailing axis holds one key's words
+        if not shape or ("elems", id(key)) not in seen:
+            return  # a single key (the identity check covers it), or no element taken yet
+        root, positions = key, range(math.prod(shape))
+    entry = ("elems", id(root))
+    record = seen.get(entry)
+    if record is None or not _same(record[0], root):
+        record = seen[entry] = (_held_as(root, seen, entry), {})
+    used = record[1]
+    for p in positions:
+        prev = used.get(p)
+        if prev is not None and not exclusive_branches(prev[2], path):
+            raise KeyReuseError(
+                f"{what}: key {p} of this key array was already consumed by "
+                f"{prev[0]}{prev[1].at()}; consumed again{here.at()}. Each key must be used "
+                "once: make new ones with funcgrad.random.split(key) (or fold_in(key, i)).")
+    for p in positions:
+        used[p] = (by, here, path)
 
 
 @contextlib.contextmanager
@@ -152,6 +241,7 @@ def _consume(seen: dict, key: Any, by: str, here: SourceInfo, what: str) -> None
             f"again{here.at()}. Each key must be used once: make new ones with "
             "funcgrad.random.split(key) (or fold_in(key, i))."
         )
+    _consume_elements(seen, key, by, here, what, path)
     seen[id(key)] = (_held(key, seen), by, here, path)
     for frame in _loop_frames.get():
         frame.append((key, by, here))

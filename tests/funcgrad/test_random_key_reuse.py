@@ -254,3 +254,29 @@ def test_vmapped_calls_consume_their_batched_keys() -> None:
         funcgrad.vmap(lambda k: random.fold_in(k, 1))(other)
         funcgrad.vmap(lambda k: random.fold_in(k, 2))(other)
         funcgrad.vmap(random.uniform)(other)
+
+
+def test_keys_taken_from_an_array_are_tracked_by_element_as_jax() -> None:
+    # Each keys[0] is a new object holding the same key: JAX's checker (recorded with
+    # jax 0.10.2, jax_debug_key_reuse=True) raises for these, by element of the array.
+    reused = [
+        lambda ks: (random.normal(ks[0]), random.normal(ks[0])),
+        lambda ks: (random.normal(ks[-3]), random.uniform(ks[0])),
+        lambda ks: (random.normal(ks[0]), random.normal(ks[:1][0])),
+        lambda ks: (random.normal(ks[1]), funcgrad.vmap(random.normal)(ks)),
+        lambda ks: funcgrad.jit(lambda k: (random.normal(k[np.int64(2)]),
+                                           random.normal(k[2])))(ks),
+    ]
+    for prog in reused:
+        with random.check_key_reuse(), pytest.raises(random.KeyReuseError,
+                                                     match="key [012] of this key array"):
+            prog(random.split(random.key(0), 3))
+    fine = [
+        lambda ks: (random.normal(ks[0]), random.normal(ks[1]), random.normal(ks[2])),
+        lambda ks: (random.normal(ks[0]), funcgrad.vmap(random.normal)(ks[1:])),
+        lambda ks: [random.normal(ks[i]) for i in range(3)],
+        lambda ks: funcgrad.jit(lambda k: (random.normal(k[0]), random.normal(k[1])))(ks),
+    ]
+    with funcgrad.debug_key_reuse(True):
+        for prog in fine:
+            prog(random.split(random.key(0), 3))
