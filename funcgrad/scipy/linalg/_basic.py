@@ -26,6 +26,7 @@ from funcgrad.scipy.linalg._util import (
     as_double,
     as_inexact,
     check_matrix,
+    const_like,
     mH,
     over_batch,
     promote,
@@ -454,7 +455,8 @@ def matrix_balance(A: Any, permute: bool = True, scale: bool = True,  # noqa: N8
             scaling = scaling.astype(get_aval(fnp.asarray(A)).dtype)
         return b, (scaling, perm)
     # T = diag(scale)[inverse(perm), :]: column j holds scale[j] in row perm[j].
-    t = fnp.where(perm[..., None, :] == fnp.arange(n)[:, None], scaling[..., None, :], 0.0)
+    rows = const_like(perm, numpy.arange(n)[:, None])   # on perm's device, whatever the default
+    t = fnp.where(perm[..., None, :] == rows, scaling[..., None, :], 0.0)
     return b, t
 
 

@@ -154,7 +154,7 @@ def _geqp3_permutation(a: Any) -> Any:
     m, n = get_aval(w).shape[-2:]
     real = numpy.empty(0, get_aval(w).dtype).real.dtype
     tol3z = float(numpy.sqrt(numpy.finfo(real).eps / 2))
-    cols = fnp.arange(n)
+    cols = const_like(w, numpy.arange(n))   # on w's device, whatever the default
     batch = get_aval(w).shape[:-2]
     perm = fnp.broadcast_to(cols.astype(numpy.int32), batch + (n,))
     vn1 = fnp.linalg.norm(w, axis=-2)

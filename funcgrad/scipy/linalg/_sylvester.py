@@ -6,11 +6,13 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+import numpy
+
 import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.ops import schur as _schur
 from funcgrad.ops.custom_derivatives import custom_jvp
-from funcgrad.scipy.linalg._util import as_inexact, mH, promote
+from funcgrad.scipy.linalg._util import as_inexact, const_like, mH, promote
 
 __all__ = ["solve_sylvester"]
 
@@ -23,7 +25,7 @@ def _bartels_stewart(a: Any, b: Any, c: Any) -> Any:
     low = mH(s)
     f = fnp.matmul(fnp.matmul(mH(u), c.astype(get_aval(r).dtype)), v)
     m, n = get_aval(c).shape[-2:]
-    eye = fnp.eye(m, dtype=get_aval(r).dtype)
+    eye = const_like(r, numpy.eye(m, dtype=get_aval(r).dtype))   # on r's device
     cols: list[Any] = [None] * n
     for j in range(n - 1, -1, -1):
         rhs = f[..., :, j]
