@@ -488,10 +488,9 @@ class StrictArray:
     def __complex__(self) -> complex:
         return complex(self._scalar("scalars"))
 
-    def __index__(self) -> int:
-        if self._a.dtype.kind not in "iu" or self._a.size != 1:
-            raise TypeError("only integer size-1 arrays can be converted to an index")
-        return int(self._a.reshape(())[()])
+    # No __index__, as CuPy's ndarray has none (it would synchronise the device): a 0-d
+    # device array is no Python int for operator.index, range(), list indexing or an axis;
+    # funcgrad reads one with funcgrad.backend.operator_index.
 
     def __round__(self, ndigits: int | None = None) -> StrictArray:
         return StrictArray(np.round(self._a, 0 if ndigits is None else ndigits))
@@ -584,7 +583,11 @@ class StrictArray:
     swapaxes = _array_method("swapaxes")
     dot = _array_method("dot")
     nonzero = _array_method("nonzero")
-    round = _array_method("round")
+
+    def round(self, decimals: Any = 0, out: Any = None) -> StrictArray:
+        """Like ``numpy.ndarray.round``, but a bool array rounds as CuPy's does: cast to
+        float16 first, for any ``decimals`` (NumPy refuses ``decimals != 0`` there)."""
+        return _cupy_round(self, decimals, out)
     repeat = _array_method("repeat")
     take = _array_method("take")
     put = _array_method("put")
@@ -870,6 +873,19 @@ class _StrictNamespace(types.ModuleType):
 
 
 _np_clip = _wrap_callable(np.clip, "numpy.clip", "array")
+_np_round = _wrap_callable(np.round, "numpy.round", "array")
+# (NumPy's docstrings, with their examples on NumPy arrays, are not this module's doctests)
+_np_clip.__doc__ = "numpy.clip over StrictArray."
+_np_round.__doc__ = "numpy.round over StrictArray."
+
+
+def _cupy_round(a: Any, decimals: Any = 0, out: Any = None) -> Any:
+    """``cupy.round``: its ufunc has no bool loop, so a bool array is cast to float16 and
+    rounded there for every ``decimals``, where NumPy refuses ``decimals != 0`` (a
+    UFuncTypeError: 10**decimals does not fit a bool)."""
+    if isinstance(a, StrictArray) and a.dtype == np.bool_:
+        a = StrictArray(a._a.astype(np.float16))
+    return _np_round(a, decimals, out=out)
 
 
 def _clip(a: Any, a_min: Any = None, a_max: Any = None, out: Any = None, **kwargs: Any) -> Any:
@@ -1089,6 +1105,8 @@ strict_numpy: Any = _StrictNamespace(
         "asnumpy": to_numpy,
         "get_array_module": _get_array_module,
         "clip": _clip,
+        "round": _cupy_round,
+        "around": _cupy_round,
     },
 )
 

@@ -10,6 +10,7 @@ mixing bugs show up on a CPU-only machine.
 from __future__ import annotations
 
 import contextlib
+import operator as _operator
 from collections.abc import Iterator
 from typing import Any
 
@@ -35,6 +36,7 @@ __all__ = [
     "cuda_available",
     "available_devices",
     "memory_owner",
+    "operator_index",
 ]
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -366,6 +368,27 @@ def is_array(x: Any) -> bool:
         (True, False)
     """
     return device_of(x) is not None
+
+
+def operator_index(v: Any) -> int:
+    """``operator.index(v)``, also for a 0-d integer array of a device.
+
+    NumPy and JAX take a concrete 0-d integer array where an int is meant (an axis, a slice
+    bound, ``decimals``); CuPy's arrays have no ``__index__`` (it would synchronise the
+    device), so ``operator.index`` refuses them: this reads the one element instead. Anything
+    else (a float, a bool, an array of another shape) raises ``operator.index``'s TypeError.
+
+    Example:
+        >>> operator_index(numpy.array(2)), operator_index(numpy.int8(-1))
+        (2, -1)
+    """
+    try:
+        return _operator.index(v)
+    except TypeError:
+        if (device_of(v) not in (None, "cpu") and v.ndim == 0
+                and v.dtype.kind in "iu"):
+            return int(v)
+        raise
 
 
 def get_default_device() -> str:

@@ -22,7 +22,7 @@ import numpy
 from funcgrad import backend as _backend
 from funcgrad import config as _config
 from funcgrad.avals import ShapedArray, get_aval, tracer_types
-from funcgrad.backend import xp_for
+from funcgrad.backend import operator_index, xp_for
 from funcgrad.errors import (
     ConcretizationError,
     FuncgradError,
@@ -585,8 +585,9 @@ class Tracer:
         return self._concrete(what)
 
     def __index__(self) -> int:
-        return int(self._concrete("an index (__index__)",
-                                  TracerIntegerConversionError).__index__())
+        # (a concrete value on a device is a CuPy array, which has no __index__ of its own)
+        return operator_index(self._concrete("an index (__index__)",
+                                             TracerIntegerConversionError))
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         src = user_source_info()

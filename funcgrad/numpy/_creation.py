@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +27,7 @@ from funcgrad.backend import (
     device_of,
     device_put,
     get_default_device,
+    operator_index,
     to_numpy,
     xp_for_device,
 )
@@ -245,7 +245,7 @@ def array(
         h = numpy.array(object, dtype=dt)
         canonical_dtype(h.dtype, "array")
         out = _host_to_default(h)
-    ndmin = operator.index(ndmin)
+    ndmin = operator_index(ndmin)
     nd = get_aval(out).ndim
     if ndmin > nd:
         out = _shape.reshape(out, (1,) * (ndmin - nd) + get_aval(out).shape)
@@ -290,7 +290,7 @@ def _shape_tuple(shape: Any, fname: str) -> tuple[int, ...]:
     ):
         shape = (shape,)
     try:
-        out = tuple(operator.index(concrete_or_error(s, f"{fname}: the shape")) for s in shape)
+        out = tuple(operator_index(concrete_or_error(s, f"{fname}: the shape")) for s in shape)
     except ConcretizationError:
         raise  # a traced entry: that error says why and how to fix it
     except TypeError:
@@ -553,9 +553,9 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = float,
     _check_order(order, "eye")
     device = _like("eye", like, device)
     dt = canonical_dtype(float if dtype is None else dtype, "eye")
-    N = operator.index(concrete_or_error(N, "eye: N"))
-    M = N if M is None else operator.index(concrete_or_error(M, "eye: M"))
-    k = operator.index(concrete_or_error(k, "eye: k"))
+    N = operator_index(concrete_or_error(N, "eye: N"))
+    M = N if M is None else operator_index(concrete_or_error(M, "eye: M"))
+    k = operator_index(concrete_or_error(k, "eye: k"))
     return _xp_of(device).eye(N, M, k=k, dtype=dt)
 
 
@@ -668,7 +668,7 @@ def linspace(
         >>> linspace(0.0, 1.0, 5).tolist()
         [0.0, 0.25, 0.5, 0.75, 1.0]
     """
-    num = operator.index(concrete_or_error(num, "linspace: num"))
+    num = operator_index(concrete_or_error(num, "linspace: num"))
     if num < 0:
         raise ValueError(f"linspace: Number of samples, {num}, must be non-negative.")
     dt_out = _dtype_or_none(dtype, "linspace")
@@ -770,7 +770,7 @@ def geomspace(
         >>> geomspace(1.0, 100.0, 3).tolist()
         [1.0, 10.0, 100.0]
     """
-    num = operator.index(concrete_or_error(num, "geomspace: num"))
+    num = operator_index(concrete_or_error(num, "geomspace: num"))
     if num < 0:
         raise ValueError(f"geomspace: Number of samples, {num}, must be non-negative.")
     dt_out = _dtype_or_none(dtype, "geomspace")
@@ -846,9 +846,9 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = float, *,
         [[1, 0], [1, 1]]
     """
     dt = canonical_dtype(float if dtype is None else dtype, "tri")
-    N = operator.index(concrete_or_error(N, "tri: N"))
-    M = N if M is None else operator.index(concrete_or_error(M, "tri: M"))
-    k = operator.index(concrete_or_error(k, "tri: k"))
+    N = operator_index(concrete_or_error(N, "tri: N"))
+    M = N if M is None else operator_index(concrete_or_error(M, "tri: M"))
+    k = operator_index(concrete_or_error(k, "tri: k"))
     return _put(_default_xp().tri(N, M, k=k, dtype=dt), _like("tri", like, None))
 
 
@@ -857,7 +857,7 @@ def _triangle(m: Any, k: Any, lower: bool, fname: str) -> Any:
     a = get_aval(m)
     if a.ndim < 1:
         raise ShapeError(f"{fname}: input must be at least 1-d, got {a.str_short()}")
-    k = operator.index(concrete_or_error(k, f"{fname}: k"))
+    k = operator_index(concrete_or_error(k, f"{fname}: k"))
     if not isinstance(m, Tracer):
         xp = xp_for_device(device_of(m))
         return xp.tril(m, k=k) if lower else xp.triu(m, k=k)
@@ -900,7 +900,7 @@ def diagflat(v: Any, k: int = 0) -> Any:
     """
     v = _shape.reshape(asarray(v), (-1,))
     n = get_aval(v).shape[0]
-    k = operator.index(concrete_or_error(k, "diagflat: k"))
+    k = operator_index(concrete_or_error(k, "diagflat: k"))
     zero = get_aval(v).dtype.type(0)
     # Interior padding by n puts v[i] at flat position i * (n + 1): the diagonal of n x n.
     d = _shape.reshape(_shape.pad(v, zero, [(0, 0, n)]), (n, n))

@@ -24,7 +24,7 @@ import numpy as _np
 import funcgrad.numpy as fnp
 import funcgrad.numpy._extended as _ext
 from funcgrad.avals import get_aval
-from funcgrad.backend import get_default_device, xp_for, xp_for_device
+from funcgrad.backend import get_default_device, operator_index, xp_for, xp_for_device
 from funcgrad.config import dtype_promotion, promotion_checks, rank_promotion
 from funcgrad.core import Tracer, _trace_var, concrete_or_error, weak_arithmetic_primitives
 from funcgrad.errors import DTypeError, ShapeError
@@ -766,11 +766,18 @@ def round(a: ArrayLike, decimals: int = 0, out: Any = None) -> Any:  # noqa: A00
     if isinstance(decimals, Tracer):  # the rounding scale is a static parameter
         decimals = concrete_or_error(decimals, "funcgrad.numpy.round: decimals")
     try:
-        decimals = int(decimals.__index__())
-    except (AttributeError, TypeError):
+        decimals = operator_index(decimals)  # (a 0-d integer device array too, as NumPy's)
+    except TypeError:
         raise TypeError(
             f"funcgrad.numpy.round: decimals must be an integer, got {type(decimals).__name__}"
         ) from None
+    if decimals and get_aval(a).dtype == _np.bool_:
+        # NumPy scales by 10**decimals in the input's dtype, which bool cannot hold (CuPy's
+        # round casts bool to float16 first and returns that: not NumPy's answer)
+        raise TypeError(
+            f"funcgrad.numpy.round: cannot round a bool array to {decimals} decimals (NumPy: "
+            "Cannot cast ufunc 'multiply' output from dtype('float64') to dtype('bool')); "
+            "convert it to a number type first")
     return _ew.round(a, decimals)
 
 

@@ -12,7 +12,6 @@ arrays (under ``jit`` or ``vmap``) cannot be checked and are clamped into range.
 from __future__ import annotations
 
 import functools
-import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,6 +29,7 @@ from funcgrad.backend import (
     device_of,
     device_put,
     get_default_device,
+    operator_index,
     to_numpy,
     xp_for,
     xp_for_device,
@@ -139,7 +139,7 @@ def _slice_bound(v: Any, what: str) -> int | None:
             v, f"slice {what} (a window of static size at a traced position is "
                "funcgrad.lax.dynamic_slice(x, start_indices, slice_sizes))")
     try:
-        return operator.index(v)
+        return operator_index(v)
     except TypeError:
         raise TypeError(
             f"slice {what} must be an integer or None, got {type(v).__name__}"
@@ -709,7 +709,7 @@ def _norm_axis(fn: str, axis: Any, ndim: int) -> int:
     if isinstance(axis, Tracer):  # the axis fixes the result's shape: it must be static
         axis = concrete_or_error(axis, f"{fn}: axis")
     try:
-        axis = operator.index(axis)
+        axis = operator_index(axis)
     except TypeError:
         raise TypeError(f"{fn}: axis must be an integer, got {type(axis).__name__}") from None
     if not -ndim <= axis < ndim:
@@ -873,7 +873,7 @@ def _concrete_array(a: Any, fn: str) -> Any:
 
 def _static_size(fn: str, size: Any) -> int:
     try:
-        n = operator.index(size)
+        n = operator_index(size)
     except TypeError:
         raise TypeError(f"{fn}: size must be a static int, got {type(size).__name__} (a traced "
                         "size cannot set a shape: pass a Python int, static under jit)") from None
@@ -1048,7 +1048,7 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     ax2 = _norm_axis("fnp.diagonal", axis2, aa.ndim)
     if ax1 == ax2:
         raise ValueError("fnp.diagonal: axis1 and axis2 cannot be the same")
-    offset = operator.index(offset)
+    offset = operator_index(offset)
     perm = [d for d in range(aa.ndim) if d not in (ax1, ax2)] + [ax1, ax2]
     a = _shape.transpose(a, tuple(perm))
     n1, n2 = aa.shape[ax1], aa.shape[ax2]
@@ -1071,7 +1071,7 @@ def diag(v: Any, k: int = 0) -> Any:
     """
     v = _as_array(v)
     va = get_aval(v)
-    k = operator.index(k)
+    k = operator_index(k)
     if va.ndim == 2:
         return diagonal(v, k)
     if va.ndim != 1:

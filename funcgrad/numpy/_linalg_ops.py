@@ -7,7 +7,6 @@ As in NumPy, Python scalars given to these functions become ordinary (not weak) 
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -17,7 +16,13 @@ import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.reductions as _red
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import ShapedArray, get_aval
-from funcgrad.backend import device_of, device_put, get_default_device, xp_for_device
+from funcgrad.backend import (
+    device_of,
+    device_put,
+    get_default_device,
+    operator_index,
+    xp_for_device,
+)
 from funcgrad.core import Tracer, bind1
 from funcgrad.errors import AxisError, ShapeError
 from funcgrad.numpy._creation import with_out_sharding
@@ -169,7 +174,7 @@ def _core_axes(fname: str, entry: Any, ndim: int, ncore: int, what: str) -> tupl
                          f"elements, got {entry!r}")
     out = []
     for ax in axes:
-        ax = operator.index(ax)
+        ax = operator_index(ax)
         if not -ndim <= ax < ndim:
             raise AxisError(f"{fname}: axis {ax} of {what} is out of bounds for array of "
                             f"dimension {ndim}")
@@ -417,7 +422,7 @@ def _tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
     a, b = _arrs(a, b)
     aa, ba = _aval(a), _aval(b)
     try:
-        n = operator.index(axes)
+        n = operator_index(axes)
     except TypeError:
         n = None
     if n is not None:
@@ -453,7 +458,7 @@ def _tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
 
 
 def _norm(axis: Any, ndim: int, fn: str) -> int:
-    axis = operator.index(axis)
+    axis = operator_index(axis)
     if not -ndim <= axis < ndim:
         raise AxisError(f"{fn}: axis {axis} is out of bounds for array of dimension {ndim}")
     return axis % ndim
@@ -492,7 +497,7 @@ def _sublist_to_str(sub: Any) -> str:
         if s is Ellipsis:
             out.append("...")
         else:
-            i = operator.index(s)
+            i = operator_index(s)
             if not 0 <= i < len(_LETTERS):
                 raise ValueError(f"einsum: subscript {i} is out of range [0, 52)")
             out.append(_LETTERS[i])

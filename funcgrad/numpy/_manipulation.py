@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -39,7 +38,7 @@ import funcgrad.ops.shape as _shape
 import funcgrad.ops.special as _special
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import canonical_dtype, get_aval, result_dtype
-from funcgrad.backend import device_of, device_put, get_default_device, to_numpy
+from funcgrad.backend import device_of, device_put, get_default_device, operator_index, to_numpy
 from funcgrad.core import Tracer, concrete_or_error, current_trace
 from funcgrad.errors import ConcretizationError, ShapeError
 from funcgrad.interpreters.staging import staging_below
@@ -409,7 +408,7 @@ def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
     x = _arr(a)
     n = get_aval(x).ndim
     ax = _fs._axis("rollaxis", axis, n)
-    start = operator.index(start)
+    start = operator_index(start)
     if start < 0:
         start += n
     if not 0 <= start < n + 1:
@@ -842,7 +841,7 @@ def mask_indices(n: int, mask_func: Callable[..., Any], k: Any = 0, *,
         >>> [v.tolist() for v in mask_indices(2, numpy.triu)]
         [[0, 0, 1], [0, 1, 1]]
     """
-    m = _fc.ones((operator.index(n), operator.index(n)), dtype=int)
+    m = _fc.ones((operator_index(n), operator_index(n)), dtype=int)
     return _fi.nonzero(_fe.not_equal(_arr(mask_func(m, k)), 0), size=size)
 
 
@@ -872,7 +871,7 @@ def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:  # no
     va = get_aval(v)
     if va.ndim != 1:
         raise ValueError("vander: x must be a one-dimensional array or sequence.")
-    n = va.shape[0] if N is None else operator.index(N)
+    n = va.shape[0] if N is None else operator_index(N)
     if n < 0:
         raise ValueError("vander: negative dimensions are not allowed")
     dt = numpy.promote_types(va.dtype, numpy.int_)
@@ -908,8 +907,8 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
     xa, ya = get_aval(x), get_aval(y)
     if xa.ndim < 1 or ya.ndim < 1:
         raise ValueError("cross: at least one array has zero dimension")
-    x = _fs.moveaxis(x, normalize_axis("cross (axisa)", operator.index(axisa), xa.ndim), -1)
-    y = _fs.moveaxis(y, normalize_axis("cross (axisb)", operator.index(axisb), ya.ndim), -1)
+    x = _fs.moveaxis(x, normalize_axis("cross (axisa)", operator_index(axisa), xa.ndim), -1)
+    y = _fs.moveaxis(y, normalize_axis("cross (axisb)", operator_index(axisb), ya.ndim), -1)
     na, nb = get_aval(x).shape[-1], get_aval(y).shape[-1]
     if na not in (2, 3) or nb not in (2, 3):
         raise ValueError("cross: incompatible dimensions for cross product (dimension must be "
@@ -944,7 +943,7 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1,
     shape = numpy.broadcast_shapes(get_aval(c0).shape, get_aval(c1).shape, get_aval(c2).shape)
     out = _fs.stack([_fs.broadcast_to(c, shape) for c in (c0, c1, c2)], -1)
     nd = len(shape) + 1
-    return _fs.moveaxis(out, -1, normalize_axis("cross (axisc)", operator.index(axisc), nd))
+    return _fs.moveaxis(out, -1, normalize_axis("cross (axisc)", operator_index(axisc), nd))
 
 
 _GUFUNC_ACCEPTED = frozenset({"order", "subok"})  # layout and subclass choices: no effect
@@ -1019,7 +1018,7 @@ def vecdot(x1: Any, x2: Any, /, out: Any = None, *, axis: int = -1, precision: A
     r = _linalg.vecdot(x1, x2, axis=axis, precision=precision,
                        preferred_element_type=preferred_element_type)
     if keepdims:  # NumPy's: the contracted axis kept, of size 1, where axis names it
-        r = _fs.expand_dims(r, operator.index(axis))
+        r = _fs.expand_dims(r, operator_index(axis))
     return r
 
 
@@ -1084,7 +1083,7 @@ def apply_over_axes(func: Callable[[Any, int], Any], a: Any, axes: Any) -> Any:
     n = get_aval(val).ndim
     axes_list = [axes] if numpy.ndim(axes) == 0 else list(axes)
     for axis in axes_list:
-        axis = operator.index(axis)
+        axis = operator_index(axis)
         if axis < 0:
             axis += n
         res = _arr(func(val, axis))

@@ -12,7 +12,6 @@ through it; a result known to be real is returned real, as NumPy does, which nee
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import numpy
@@ -28,7 +27,7 @@ import funcgrad.numpy.linalg as _linalg
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import get_aval
-from funcgrad.backend import device_of, device_put, get_default_device, to_numpy
+from funcgrad.backend import device_of, device_put, get_default_device, operator_index, to_numpy
 from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.errors import ConcretizationError
 
@@ -213,7 +212,7 @@ def polyder(p: Any, m: int = 1) -> Any:
         >>> polyder([1, 1, 1, 1]).tolist()
         [3, 2, 1]
     """
-    m = operator.index(m)
+    m = operator_index(m)
     if m < 0:
         raise ValueError("polyder: Order of derivative must be positive (see polyint)")
     p = _arr(p)
@@ -237,7 +236,7 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
         >>> polyint([3, 2, 1], k=5).tolist()
         [1.0, 1.0, 1.0, 5.0]
     """
-    m = operator.index(m)
+    m = operator_index(m)
     if m < 0:
         raise ValueError("polyint: Order of integral must be positive (see polyder)")
     p = _arr(p)
@@ -366,7 +365,7 @@ def polyfit(x: Any, y: Any, deg: int, rcond: Any = None, full: bool = False, w: 
         [2.0, -1.0, 1.0]
     """
 
-    order = operator.index(deg) + 1
+    order = operator_index(deg) + 1
     # (Python data among x, y and w goes to the arrays' device)
     xs = _manipulation._arrs_together(x, y, *(() if w is None else (w,)))
     x, y = _fe.add(xs[0], 0.0), _fe.add(xs[1], 0.0)

@@ -15,7 +15,6 @@ Example:
 from __future__ import annotations
 
 import builtins
-import operator
 import warnings
 from typing import Any
 
@@ -27,7 +26,7 @@ import funcgrad.ops.reductions as _red
 import funcgrad.ops.shape as _shape
 import funcgrad.ops.sorting as _sorting
 from funcgrad.avals import ShapedArray, canonical_dtype, get_aval
-from funcgrad.backend import device_of, get_default_device, to_numpy, xp_for_device
+from funcgrad.backend import device_of, get_default_device, operator_index, to_numpy, xp_for_device
 from funcgrad.core import Tracer, bind1, concrete_or_error
 from funcgrad.errors import AxisError, ShapeError
 from funcgrad.numpy._creation import with_out_sharding
@@ -158,7 +157,7 @@ def _index(name: str, ax: Any, what: str) -> int:
         ax = concrete_or_error(ax, f"{name}: axis")
     try:
         if not isinstance(ax, bool):
-            return operator.index(ax)
+            return operator_index(ax)
     except TypeError:
         pass
     raise TypeError(f"{name}: axis must be {what}, got {type(ax).__name__}")

@@ -14,14 +14,13 @@ Example:
 
 from __future__ import annotations
 
-import operator
 from typing import Any, NamedTuple
 
 import numpy
 
 import funcgrad.numpy as fnp
 import funcgrad.ops.sorting as _sorting
-from funcgrad.backend import device_of, to_numpy
+from funcgrad.backend import device_of, operator_index, to_numpy
 from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.errors import AxisError
 from funcgrad.numpy._reductions import _axis1, _cast
@@ -63,7 +62,7 @@ def _size_arg(name: str, size: Any) -> int | None:
     if size is None:
         return None
     try:
-        s = operator.index(concrete_or_error(size, f"{name}: size"))
+        s = operator_index(concrete_or_error(size, f"{name}: size"))
     except TypeError:
         raise TypeError(f"{name}: size must be an int, got {type(size).__name__}") from None
     if s < 0:

@@ -7,7 +7,6 @@ static and must be concrete.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,6 +21,7 @@ from funcgrad.backend import (
     device_of,
     device_put,
     get_default_device,
+    operator_index,
     to_numpy,
     xp_for_device,
 )
@@ -117,7 +117,7 @@ def _axes_tuple(fname: str, axis: Any, ndim: int, argname: str = "axis") -> tupl
     # a traced axis: the standard error (axes fix the result's shape, so must be static)
     axis = _static_axes(axis, f"{fname}: {argname}")
     try:
-        axes = tuple(operator.index(a) for a in axis)
+        axes = tuple(operator_index(a) for a in axis)
     except TypeError:
         raise TypeError(
             f"{fname}: {argname} must be an int or a tuple of ints, got {axis!r}"
@@ -142,7 +142,7 @@ def _static_axes(axis: Any, what: str) -> Any:
 def _axis(fname: str, axis: Any, ndim: int, argname: str = "axis") -> int:
     axis = _static_axes(axis, f"{fname}: {argname}")
     try:
-        axis = operator.index(axis)
+        axis = operator_index(axis)
     except TypeError:
         raise TypeError(f"{fname}: {argname} must be an int, got {axis!r}") from None
     return normalize_axis(fname if argname == "axis" else f"{fname} ({argname})", axis, ndim)
@@ -153,7 +153,7 @@ def _static_int(v: Any, what: str) -> int:
     if not isinstance(v, int | numpy.integer):
         v = to_numpy(v)
     try:
-        return operator.index(v)
+        return operator_index(v)
     except TypeError:
         raise TypeError(f"{what} must be an integer, got {v!r}") from None
 

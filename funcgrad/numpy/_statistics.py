@@ -19,7 +19,6 @@ Example:
 from __future__ import annotations
 
 import builtins
-import operator
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -31,7 +30,7 @@ import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _shape
 import funcgrad.ops.sorting as _sorting
 from funcgrad.avals import ShapedArray, get_aval, result_dtype
-from funcgrad.backend import device_of, get_default_device, to_numpy, xp_for_device
+from funcgrad.backend import device_of, get_default_device, operator_index, to_numpy, xp_for_device
 from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.errors import AxisError
 from funcgrad.numpy._creation import with_out_sharding
@@ -137,7 +136,7 @@ def _int_arg(name: str, what: str, v: Any) -> int:
     try:
         if isinstance(v, bool):
             raise TypeError
-        return operator.index(concrete_or_error(v, f"{name}: {what}"))
+        return operator_index(concrete_or_error(v, f"{name}: {what}"))
     except TypeError:
         raise TypeError(f"{name}: {what} must be an integer, got {type(v).__name__}") from None
 
@@ -1184,7 +1183,7 @@ def _hist_edges(name: str, a: Any, bins: Any, range: Any, weights: Any) -> tuple
     aa = _av(a)
     if isinstance(bins, int | numpy.integer) and not isinstance(bins, bool) or (
             hasattr(bins, "ndim") and not isinstance(bins, Tracer) and bins.ndim == 0):
-        nb = operator.index(bins)
+        nb = operator_index(bins)
         if nb < 1:
             raise ValueError(f"{name}: `bins` must be positive, when an integer")
         if range is not None:

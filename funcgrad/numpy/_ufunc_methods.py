@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import functools
 import math
-import operator
 from typing import Any
 
 import numpy
 
 import funcgrad.numpy as fnp  # the package, partly built: read at call time
 from funcgrad.avals import get_aval
-from funcgrad.backend import device_put
+from funcgrad.backend import device_put, operator_index
 from funcgrad.core import Tracer
 from funcgrad.errors import AxisError
 from funcgrad.ops import elementwise as _ew
@@ -208,7 +207,7 @@ def _reduce_axes(name: str, axis: Any, ndim: int) -> tuple[int, ...]:
     axes = axis if isinstance(axis, tuple | list) else (axis,)
     out = []
     for ax in axes:
-        ax = operator.index(ax)
+        ax = operator_index(ax)
         if not -ndim <= ax < ndim:
             raise AxisError(f"{name}.reduce: axis {ax} is out of bounds for array of "
                             f"dimension {ndim}")
@@ -553,9 +552,9 @@ class ufunc(metaclass=_UfuncType):  # noqa: N801  (NumPy's and JAX's name)
         self._func = func
         self.__name__ = name or getattr(func, "__name__", "ufunc")
         self.__doc__ = func.__doc__
-        self.nin = operator.index(nin)
-        self.nout = operator.index(nout)
-        self.nargs = operator.index(nargs or nin)
+        self.nin = operator_index(nin)
+        self.nout = operator_index(nout)
+        self.nargs = operator_index(nargs or nin)
         self.identity = identity
         if self.nin < 1 or self.nout < 1:
             raise ValueError(f"ufunc {self.__name__!r}: nin and nout must be positive, got "

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import enum
 import functools
-import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,7 +38,7 @@ import numpy
 
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import ShapedArray, get_aval
-from funcgrad.backend import get_default_device, xp_for, xp_for_device
+from funcgrad.backend import get_default_device, operator_index, xp_for, xp_for_device
 from funcgrad.core import Tracer
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.jaxpr_codec import Codec, register_type_codec
@@ -143,7 +142,7 @@ class Operand:
 register_type_codec(Slice, Codec("indexing.Slice", lambda x, enc: [x.start, x.stop, x.step],
                                  lambda d, dec: Slice(*(_as_int(v, "Slice") for v in d))))
 register_type_codec(Operand, Codec("indexing.Operand", lambda x, enc: x.k,
-                                   lambda d, dec: Operand(operator.index(d))))
+                                   lambda d, dec: Operand(operator_index(d))))
 
 FULL = Slice(None, None, None)
 _MODES = ("raise", "clamp", "clip", "wrap", "fill")
@@ -261,7 +260,7 @@ def _as_int(v: Any, what: str) -> int | None:
     if v is None:
         return None
     try:
-        return operator.index(v)
+        return operator_index(v)
     except TypeError:
         raise TypeError(
             f"{what} must be an integer or None, got {type(v).__name__}"

@@ -15,13 +15,12 @@ Example:
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import numpy
 
 from funcgrad.avals import get_aval
-from funcgrad.backend import device_put, get_default_device
+from funcgrad.backend import device_put, get_default_device, operator_index
 from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.errors import AxisError
 from funcgrad.numpy import _indexing as _fi
@@ -36,7 +35,7 @@ def _int_tuple(v: Any, what: str) -> tuple[int, ...]:
     seq = tuple(numpy.atleast_1d(numpy.asarray(v)).tolist()) if not isinstance(
         v, list | tuple) else tuple(v)
     try:
-        return tuple(operator.index(e) for e in seq)
+        return tuple(operator_index(e) for e in seq)
     except TypeError:
         raise TypeError(f"sliding_window_view: {what} must be integers, got {v!r}") from None
 
