@@ -645,6 +645,9 @@ def max_pool3d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
     >>> max_pool3d(np.arange(8.0).reshape(1, 2, 2, 2), 2).ravel()
     array([7.])
     """
+    # autocast: the CPU runs max_pool3d in float32, not max_pool3d_with_indices (PyTorch's)
+    input = autocast_inputs("max_pool3d_with_indices" if return_indices else "max_pool3d",
+                            input)[0]
     return _max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode,
                      return_indices, "max_pool3d")
 
@@ -746,6 +749,7 @@ def avg_pool3d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 
     >>> avg_pool3d(np.arange(8.0).reshape(1, 2, 2, 2), 2).ravel()
     array([3.5])
     """
+    input = autocast_inputs("avg_pool3d", input)[0]
     return _avg_pool(input, 3, kernel_size, stride, padding, ceil_mode, count_include_pad,
                      divisor_override, "avg_pool3d")
 
@@ -805,6 +809,7 @@ def lp_pool3d(input: Any, norm_type: float, kernel_size: Any, stride: Any = None
     >>> lp_pool3d(np.ones((1, 2, 2, 2)), 1, 2).ravel()
     array([8.])
     """
+    input = autocast_inputs("lp_pool3d", input)[0]
     return _lp_pool(input, 3, norm_type, kernel_size, stride, ceil_mode, "lp_pool3d")
 
 
@@ -868,6 +873,7 @@ def max_unpool1d(input: Any, indices: Any, kernel_size: Any, stride: Any = None,
     >>> max_unpool1d(v, i, 2)
     array([[[0., 3., 0., 5.]]])
     """
+    input = autocast_inputs("max_unpool1d", input)[0]
     return _max_unpool(input, indices, 1, kernel_size, stride, padding, output_size,
                        "max_unpool1d")
 
@@ -881,6 +887,7 @@ def max_unpool2d(input: Any, indices: Any, kernel_size: Any, stride: Any = None,
     >>> max_unpool2d(v, i, 2)[0, 0, 1]
     array([0., 5., 0., 7.])
     """
+    input = autocast_inputs("max_unpool2d", input)[0]
     return _max_unpool(input, indices, 2, kernel_size, stride, padding, output_size,
                        "max_unpool2d")
 
@@ -894,6 +901,7 @@ def max_unpool3d(input: Any, indices: Any, kernel_size: Any, stride: Any = None,
     >>> max_unpool3d(v, i, 2).ravel()
     array([0., 0., 0., 0., 0., 0., 0., 7.])
     """
+    input = autocast_inputs("max_unpool3d", input)[0]
     return _max_unpool(input, indices, 3, kernel_size, stride, padding, output_size,
                        "max_unpool3d")
 
@@ -1008,6 +1016,7 @@ def adaptive_avg_pool3d(input: Any, output_size: Any) -> Any:
     >>> adaptive_avg_pool3d(np.arange(8.0).reshape(1, 2, 2, 2), 1).ravel()
     array([3.5])
     """
+    input = autocast_inputs("adaptive_avg_pool3d", input)[0]
     return _adaptive_avg(input, 3, output_size, "adaptive_avg_pool3d")
 
 
@@ -1055,6 +1064,7 @@ def adaptive_max_pool3d(input: Any, output_size: Any, return_indices: bool = Fal
     >>> adaptive_max_pool3d(np.arange(8.0).reshape(1, 2, 2, 2), 1, return_indices=True)
     (array([[[[7.]]]]), array([[[[7]]]]))
     """
+    input = autocast_inputs("adaptive_max_pool3d", input)[0]
     x, unbatched, out = _adaptive_sizes(input, 3, output_size, "adaptive_max_pool3d")
     # Separable, innermost axis first: the first maximum per W row, then the first H row
     # holding the maximum, then the first D slice: the row-major first maximum.
@@ -1196,6 +1206,7 @@ def fractional_max_pool3d(input: Any, kernel_size: Any, output_size: Any = None,
     >>> fractional_max_pool3d(x, 2, output_size=1, _random_samples=np.zeros((1, 1, 3)))
     array([[[[[26.]]]]])
     """
+    input = autocast_inputs("fractional_max_pool3d", input)[0]
     return _fractional_max_pool(input, 3, kernel_size, output_size, output_ratio,
                                 return_indices, _random_samples, key, "fractional_max_pool3d")
 

@@ -401,6 +401,7 @@ def local_response_norm(input: Any, size: int, alpha: float = 1e-4, beta: float 
     >>> local_response_norm(np.ones((1, 3, 2)), 2).shape
     (1, 3, 2)
     """
+    (input,) = autocast_inputs("local_response_norm", input)
     if fnp.ndim(input) < 3:
         raise ValueError(f"local_response_norm: expected input (N, C, *spatial) with at least "
                          f"3 dims, got shape {tuple(fnp.shape(input))}")

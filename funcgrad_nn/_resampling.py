@@ -41,6 +41,10 @@ _NP_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
              "circular": "wrap"}
 
 
+#: pad mode -> PyTorch's kernel name (then "<k>d"), for autocast's lists
+_AUTOCAST_PADS = {"reflect": "reflection_pad", "replicate": "replication_pad"}
+
+
 def _const_like(value: numpy.ndarray, like: Any) -> Any:
     dev = get_aval(like).device
     return value if dev in (None, "cpu") else funcgrad.device_put(value, dev)
@@ -71,6 +75,8 @@ def pad(input: Any, pad: Sequence[int], mode: str = "constant", value: float | N
         raise BadInputError(f"{fname}: value= is only used with mode='constant' (got mode "
                          f"{mode!r}, value {value})")
     k = len(pads) // 2
+    if mode in _AUTOCAST_PADS:  # autocast: PyTorch's kernel of this many padded axes
+        input = autocast_inputs(f"{_AUTOCAST_PADS[mode]}{k}d", input)[0]
     if mode != "constant" and not (k + 1 <= nd <= k + 2):
         raise UnsupportedInputError(f"{fname}: {mode} padding of {k} axes needs a {k + 1}-D or {k + 2}-D "
                          f"input, got shape {tuple(fnp.shape(input))}")
@@ -337,7 +343,7 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
     if mode == "area":
         from funcgrad_nn._convolution import _adaptive_avg
         return _adaptive_avg(input, nd, out_sizes, fname)
-    x = input
+    x = autocast_inputs(fname, input)[0]  # CUDA's upsample kernels run in float32
     if numpy.dtype(x.dtype) == numpy.uint8 and mode in ("bilinear", "bicubic"):
         # PyTorch resamples uint8 images in 16-bit fixed point, the last axis first, and
         # gives uint8 (each pass rounded and clamped).
@@ -466,6 +472,7 @@ def affine_grid(theta: Any, size: Sequence[int], align_corners: bool | None = No
              [ 0.5,  0. ]]]])
     """
     fname = "affine_grid"
+    (theta,) = autocast_inputs(fname, theta)
     size = tuple(int(v) for v in size)
     dt = numpy.dtype(get_aval(theta).dtype)
     if dt.kind not in "fc":

@@ -76,9 +76,13 @@ _FP32_LOSSES = ("binary_cross_entropy_with_logits", "cosine_embedding_loss", "cr
 AUTOCAST_POLICIES: dict[str, dict[str, str]] = {
     "cuda": {
         **dict.fromkeys(_LOWER_OPS + _RNN_OPS, LOWER),
+        # interpolate: the upsample_* kernels (not 'area', an adaptive pooling);
+        # local_response_norm and multilabel_soft_margin_loss: their pow and sum are float32
         **dict.fromkeys(_FP32_LOSSES + (
             "softmax", "log_softmax", "softmin", "softplus", "layer_norm", "group_norm",
-            "normalize", "cosine_similarity", "pdist", "huber_loss"), FP32),
+            "normalize", "cosine_similarity", "pdist", "huber_loss", "interpolate",
+            "local_response_norm", "multilabel_soft_margin_loss"), FP32),
+        "affine_grid": LOWER,  # its bmm
         "bilinear": PROMOTE, "grid_sample": PROMOTE, "tensordot": PROMOTE,
         "binary_cross_entropy": UNSAFE,
     },
@@ -88,9 +92,16 @@ AUTOCAST_POLICIES: dict[str, dict[str, str]] = {
         **dict.fromkeys(_LOWER_OPS + ("lstm", "rnn_tanh", "rnn_relu", "rnn_tanh_cell",
                                       "rnn_relu_cell", "tensordot"), LOWER),
         **dict.fromkeys(("gru", "gru_cell", "lstm_cell"), INPUT),
+        "affine_grid": LOWER,  # its bmm
+        # the 3-D poolings, unpoolings and the reflect/replicate pads are in the CPU float32
+        # list (max_pool3d with indices is not; lp_pool3d and local_response_norm average
+        # through avg_pool3d)
         **dict.fromkeys(_FP32_LOSSES + (
-            "binary_cross_entropy", "huber_loss", "multilabel_soft_margin_loss", "ctc_loss",
-            "grid_sample"), FP32),
+            "binary_cross_entropy", "huber_loss", "ctc_loss", "grid_sample", "avg_pool3d",
+            "max_pool3d", "lp_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
+            "fractional_max_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d",
+            "reflection_pad1d", "reflection_pad2d", "replication_pad1d", "replication_pad2d",
+            "replication_pad3d", "local_response_norm"), FP32),
     },
 }
 

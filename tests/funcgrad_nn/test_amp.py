@@ -149,6 +149,24 @@ def test_op_dtypes_match_pytorch(op):
         "einsum": lambda d: fnp.einsum("ij,kj->ik", x(d, 2, 3), x(d, 4, 3)),
         "tensordot": lambda d: fnp.tensordot(x(d, 2, 3), x(d, 3, 4), 1),
         "bilinear": lambda d: F.bilinear(x(d, 2, 3), x(d, 2, 3), x(d, 4, 3, 3)),
+        "avg_pool3d": lambda d: F.avg_pool3d(x(d, 1, 2, 4, 4, 4), 2),
+        "max_pool3d": lambda d: F.max_pool3d(x(d, 1, 2, 4, 4, 4), 2),
+        "max_pool3d_with_indices": lambda d: F.max_pool3d(x(d, 1, 2, 4, 4, 4), 2,
+                                                          return_indices=True)[0],
+        "adaptive_max_pool3d": lambda d: F.adaptive_max_pool3d(x(d, 1, 2, 4, 4, 4), 2),
+        "max_unpool2d": lambda d: F.max_unpool2d(
+            *F.max_pool2d(x(d, 1, 1, 4, 4), 2, return_indices=True), 2),
+        "pad_reflect2d": lambda d: F.pad(x(d, 1, 2, 4, 4), (1, 1, 1, 1), mode="reflect"),
+        "pad_replicate1d": lambda d: F.pad(x(d, 1, 2, 4), (1, 1), mode="replicate"),
+        "pad_reflect3d": lambda d: F.pad(x(d, 1, 2, 3, 3, 3), (1,) * 6, mode="reflect"),
+        "local_response_norm": lambda d: F.local_response_norm(x(d, 1, 4, 3, 3), 2),
+        "multilabel_soft_margin_loss": lambda d: F.multilabel_soft_margin_loss(
+            x(d, 2, 3), dev(np.ones((2, 3), d))),
+        "affine_grid": lambda d: F.affine_grid(x(d, 1, 2, 3), [1, 1, 2, 2],
+                                               align_corners=False),
+        "interpolate_bilinear": lambda d: F.interpolate(x(d, 1, 2, 3, 3), scale_factor=2,
+                                                        mode="bilinear"),
+        "interpolate_area": lambda d: F.interpolate(x(d, 1, 2, 4, 4), size=2, mode="area"),
     }
 
     def out_dtype(label):
