@@ -121,8 +121,10 @@ def _real_operand(name: str, a: Any) -> Any:
     return a
 
 
-def _const(x: numpy.ndarray, dtype: Any) -> Any:
-    return device_put(numpy.asarray(x, dtype), get_default_device())
+def _const(x: numpy.ndarray, dtype: Any, like: Any) -> Any:
+    """The host constant ``x`` on the device of ``like`` (whatever the default device: CuPy
+    refuses a host array met by an operator)."""
+    return device_put(numpy.asarray(x, dtype), get_aval(like).device or get_default_device())
 
 
 def _fhtq(name: str, a: Any, dln: float, mu: float, offset: float, bias: float,
@@ -141,14 +143,15 @@ def _fhtq(name: str, a: Any, dln: float, mu: float, offset: float, bias: float,
     # The power-law bias (r / r_c)^-q before and (k / k_c)^-q (k_c r_c)^-q after, as SciPy.
     if bias != 0:
         before = numpy.exp(bias * j * dln) if inverse else numpy.exp(-bias * j * dln)
-        a = a * _const(before * (numpy.exp(bias * offset) if inverse else 1.0), real_dt)
+        a = a * _const(before * (numpy.exp(bias * offset) if inverse else 1.0), real_dt, a)
     u = _coefficients(n, dln, mu, offset, bias, inverse)
     spectrum = _npfft.rfft(a, axis=-1)
     factor = 1 / numpy.conj(u) if inverse else u
-    out = fnp.flip(_npfft.irfft(spectrum * _const(factor, complex_dt), n, axis=-1), axis=-1)
+    spectrum = spectrum * _const(factor, complex_dt, spectrum)
+    out = fnp.flip(_npfft.irfft(spectrum, n, axis=-1), axis=-1)
     if bias != 0:
         after = numpy.exp(bias * j * dln) if inverse else numpy.exp(-bias * (j * dln + offset))
-        out = out * _const(after, real_dt)
+        out = out * _const(after, real_dt, out)
     return out
 
 

@@ -498,7 +498,24 @@ def map_coordinates(input: Any, coordinates: Sequence[Any], order: int = 3,  # n
     cdt = _float_dtype(*coords)
     cshape = numpy.broadcast_shapes(*[get_aval(c).shape for c in coords])
     coords = [fnp.broadcast_to(c.astype(cdt), cshape) for c in coords]
+    x, coords = _on_one_device(x, coords)
     return _run(name, x, coords, order, mode, cval, prefilter, out_dt, cdt)
+
+
+def _on_one_device(x: Any, coords: list[Any]) -> tuple[Any, list[Any]]:
+    """The image and its coordinates on one device: host data (NumPy arrays, lists) goes to
+    the device of the device arrays among them, as funcgrad's operations move a host operand
+    (the interpolation combines them with array operators, which CuPy refuses to mix)."""
+    devices = {get_aval(v).device for v in (x, *coords)} - {"cpu", None}
+    if len(devices) != 1:
+        return x, coords   # all on the host, or two devices (the operations name them)
+    (device,) = devices
+
+    def move(v: Any) -> Any:
+        return v if isinstance(v, Tracer) or get_aval(v).device == device else \
+            device_put(v, device)
+
+    return move(x), [move(c) for c in coords]
 
 
 def _static_shape(name: str, output_shape: Any, default: tuple[int, ...]) -> tuple[int, ...]:

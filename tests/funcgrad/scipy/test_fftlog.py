@@ -65,3 +65,18 @@ def test_offset_inverse_batches_dtypes_derivatives() -> None:
         fsf.fht(dev(A + 1j), 0.3, 1.5)
     with pytest.raises(TypeError, match="concrete number"):
         funcgrad.jit(lambda d: fsf.fht(dev(A), d, 1.5))(0.3)
+
+
+def test_device_input_with_the_default_device_left_at_cpu():
+    # fht's constants (bias, the coefficients) went to the default device and met the input
+    # by an operator, which CuPy refuses (strict arrays too)
+    from funcgrad.backend import device_of, to_numpy
+    a = np.random.default_rng(0).normal(size=8)
+    want = fsf.fht(a, 0.1, 0.5, bias=0.3)
+    x = funcgrad.device_put(a, "strict")
+    with funcgrad.default_device("cpu"):
+        got = fsf.fht(x, 0.1, 0.5, bias=0.3)
+        back = fsf.ifht(got, 0.1, 0.5, bias=0.3)
+    assert device_of(got) == "strict" and device_of(back) == "strict"
+    assert_allclose(to_numpy(got), host(want), rtol=1e-12, atol=1e-12)
+    assert_allclose(to_numpy(back), a, rtol=1e-9, atol=1e-9)

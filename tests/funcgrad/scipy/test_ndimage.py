@@ -162,3 +162,20 @@ def test_spline_transforms_under_jit_vmap_grad() -> None:
 def test_transform_bad_arguments(call, err, match) -> None:
     with pytest.raises(err, match=match):
         call()
+
+
+def test_map_coordinates_moves_host_coordinates_to_the_images_device():
+    # with the default device left at cpu: a device image sampled at NumPy coordinates (and a
+    # NumPy image at device coordinates) interpolates on the device, as funcgrad's operations
+    # move a host operand (the interpolation's array operators met them unmoved: CuPy refuses)
+    from funcgrad.backend import device_of, to_numpy
+    img = np.arange(30.0).reshape(5, 6) ** 1.5
+    coords = np.indices((3, 3)) * 0.7 + 0.2
+    with funcgrad.default_device("cpu"):
+        want = fnd.map_coordinates(img, coords, order=3)   # on the host (the op table: SciPy's)
+        for x, c in ((funcgrad.device_put(img, "strict"), coords),
+                     (img, funcgrad.device_put(coords, "strict")),
+                     (funcgrad.device_put(img, "strict"), list(coords))):
+            got = fnd.map_coordinates(x, c, order=3)
+            assert device_of(got) == "strict"
+            assert_allclose(to_numpy(got), want, rtol=1e-12, atol=1e-12)
