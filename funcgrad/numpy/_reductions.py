@@ -278,7 +278,13 @@ def _sum_like(name, prim, a, axis, dtype, out, keepdims, initial, where,
         x = _cast(x, dt)
     if where is not None:
         x = _fill(x, _mask(name, where, av), 0 if prim is _red.reduce_sum_p else 1)
-    r = bind1(prim, x, axes=axes)
+    if get_aval(x).dtype == _F16:
+        # float16 accumulates in float32 and rounds once, as NumPy's half loops do (and
+        # jax.numpy): CuPy's prod multiplies in float16, where 4**8 is already inf (and
+        # inf * 0 NaN where NumPy's product is 0)
+        r = _cast(bind1(prim, _cast(x, _F32), axes=axes), _F16)
+    else:
+        r = bind1(prim, x, axes=axes)
     if dt is not None:
         r = _cast(r, dt)
     if initial is not None:

@@ -400,3 +400,16 @@ def test_argsort_descending_on_a_device_array():
               funcgrad.jit(fnp.argsort, static_argnames=("axis", "descending"))):
         assert host(f(x, descending=True)).tolist() == [[0, 2, 1], [1, 2, 0], [0, 1, 2]]
         assert host(f(x, axis=None, descending=True)).tolist() == [4, 5, 0, 2, 1, 6, 7, 8, 3]
+
+
+def test_float16_products_and_sums_accumulate_in_float32() -> None:
+    # NumPy's half loops (and jax.numpy) accumulate in float32 and round once; CuPy's prod
+    # multiplied in float16: 4**8 overflowed to inf there, and inf * 0 gave NaN, not 0
+    x = np.array([[4, 4, 4], [4, 4, 4], [4, 4, 0]], np.int8)
+    y = np.array([256.0, 256.0, 1 / 256], np.float16)
+    z = np.array([65504.0, 65504.0, -65504.0], np.float16)
+    for f in (lambda f: f, funcgrad.jit):
+        got = host(f(lambda a: fnp.prod(a, dtype=np.float16))(dev(x)))
+        assert got.dtype == np.float16 and float(got) == 0.0
+        assert float(host(f(fnp.prod)(dev(y)))) == 256.0
+        assert float(host(f(fnp.sum)(dev(z)))) == 65504.0
