@@ -1,5 +1,6 @@
-"""Reading ``torch.save``'s zip checkpoints (``model.pt``, ``checkpoint.pth``) without torch
-and without running code: the archive's ``data.pkl`` is read by a *restricted* unpickler, as
+"""Reading ``torch.save``'s checkpoints (``model.pt``, ``checkpoint.pth``: its zip archive, and
+its legacy format, ``_use_new_zipfile_serialization=False``) without torch and without
+running code: the pickle (the archive's ``data.pkl``) is read by a *restricted* unpickler, as
 ``torch.load(weights_only=True)`` (PyTorch's default) reads it. Every global the pickle names
 is looked up in :data:`_ALLOWED`, which maps PyTorch's few names (the tensor and parameter
 rebuild functions, the storage classes, dtypes, ``torch.device``, ``torch.Size``,
@@ -34,7 +35,8 @@ from typing import Any
 
 import numpy
 
-__all__ = ["CheckpointError", "is_torch_zip", "read_torch_zip"]
+__all__ = ["CheckpointError", "is_torch_legacy", "is_torch_zip", "read_torch_legacy",
+           "read_torch_zip"]
 
 
 class CheckpointError(ValueError):
@@ -75,11 +77,14 @@ class _StorageType:
 class _Storage:
     """One storage of the archive (``<name>/data/<key>``) as a flat NumPy array."""
 
-    __slots__ = ("array", "bfloat16", "views")
+    __slots__ = ("array", "bfloat16", "views", "pending")
 
-    def __init__(self, array: numpy.ndarray, bfloat16: bool) -> None:
+    def __init__(self, array: numpy.ndarray, bfloat16: bool, pending: bool = False) -> None:
         self.array = array
         self.bfloat16 = bfloat16
+        # a legacy file's storage, whose bytes follow the pickle: its tensors are views
+        # until then, finished by read_torch_legacy
+        self.pending = pending
         # (offset, size, stride) -> the array read: a tensor saved twice (tied weights)
         # comes back as one array, as torch.load gives such tensors one storage
         self.views: dict[tuple, numpy.ndarray] = {}
@@ -111,10 +116,19 @@ def _rebuild_tensor(storage: _Storage, offset: int, size: Any, stride: Any,
     view = numpy.lib.stride_tricks.as_strided(
         flat[int(offset):], shape=size, strides=tuple(s * item for s in stride),
         writeable=False)
-    out = numpy.array(view, dtype=view.dtype.newbyteorder("="))
-    if storage.bfloat16:  # bfloat16's 16 bits are the high half of a float32's
-        out = (out.astype(numpy.uint32) << 16).view(numpy.float32)
+    if storage.pending:
+        storage.views[int(offset), size, stride] = view
+        return view
+    out = _finished(view, storage.bfloat16)
     storage.views[int(offset), size, stride] = out
+    return out
+
+
+def _finished(view: numpy.ndarray, bfloat16: bool) -> numpy.ndarray:
+    """A tensor's own array (native byte order; bfloat16 bits widened to float32)."""
+    out = numpy.array(view, dtype=view.dtype.newbyteorder("="))
+    if bfloat16:  # bfloat16's 16 bits are the high half of a float32's
+        out = (out.astype(numpy.uint32) << 16).view(numpy.float32)
     return out
 
 
@@ -170,12 +184,17 @@ _ALLOWED = _allowed()
 class _Unpickler(pickle.Unpickler):
     """``data.pkl``'s reader: only :data:`_ALLOWED` names, storages from the archive."""
 
-    def __init__(self, file: Any, archive: zipfile.ZipFile, prefix: str, where: str,
+    def __init__(self, file: Any, archive: zipfile.ZipFile | None, prefix: str, where: str,
                  big_endian: bool) -> None:
         super().__init__(file)
         self._archive, self._prefix, self._where = archive, prefix, where
         self._big = big_endian
         self._storages: dict[str, _Storage] = {}
+
+    def _dtype(self, storage_type: _StorageType) -> tuple[numpy.dtype, bool]:
+        kind = _STORAGE_DTYPES[storage_type.name]
+        dt = numpy.dtype("<u2" if kind == "bfloat16" else kind)
+        return (dt.newbyteorder(">") if self._big else dt), kind == "bfloat16"
 
     def find_class(self, module: str, name: str) -> Any:
         try:
@@ -188,16 +207,14 @@ class _Unpickler(pickle.Unpickler):
                 "(model.state_dict(), optimizer.state_dict()) instead of the object") from None
 
     def persistent_load(self, pid: Any) -> Any:
-        if not (isinstance(pid, tuple) and len(pid) >= 3 and pid[0] == "storage"
+        if not (isinstance(pid, tuple) and len(pid) >= 3 and pid[0] in ("storage", b"storage")
                 and isinstance(pid[1], _StorageType)):
             raise CheckpointError(f"load: {self._where}: unknown persistent id {pid!r}")
+        if self._archive is None:
+            return self._legacy_storage(pid)
         key = str(pid[2])
         if key not in self._storages:
-            kind = _STORAGE_DTYPES[pid[1].name]
-            bf16 = kind == "bfloat16"
-            dt = numpy.dtype("<u2" if bf16 else kind)
-            if self._big:
-                dt = dt.newbyteorder(">")
+            dt, bf16 = self._dtype(pid[1])
             try:
                 raw = self._archive.read(f"{self._prefix}data/{key}")
             except KeyError:
@@ -208,6 +225,46 @@ class _Unpickler(pickle.Unpickler):
                                       f"{len(raw)} bytes, not a whole number of {dt}")
             self._storages[key] = _Storage(numpy.frombuffer(raw, dt), bf16)
         return self._storages[key]
+
+    def _legacy_storage(self, pid: tuple) -> _Storage:
+        """The legacy format's ``('storage', type, key, location, numel, view)``: an empty
+        storage now, its bytes read after the pickle (a view: a slice of its root)."""
+        if len(pid) != 6:
+            raise CheckpointError(f"load: {self._where}: unknown persistent id {pid!r}")
+        _, storage_type, key, _, numel, view = pid
+        dt, bf16 = self._dtype(storage_type)
+        key = str(key)
+        if key not in self._storages:
+            self._storages[key] = _Storage(numpy.zeros(int(numel), dt), bf16, pending=True)
+        root = self._storages[key]
+        if view is None:
+            return root
+        view_key, offset, size = view
+        if str(view_key) not in self._storages:
+            self._storages[str(view_key)] = _Storage(
+                root.array[int(offset):int(offset) + int(size)], bf16, pending=True)
+        return self._storages[str(view_key)]
+
+    def fill_legacy(self, file: Any, keys: Any) -> dict[int, numpy.ndarray]:
+        """Read the storages' bytes that follow a legacy file's pickles (each an int64
+        element count, then the elements) and return each tensor's finished array by the id
+        of the view standing for it."""
+        for key in keys:
+            storage = self._storages.get(str(key))
+            if storage is None:
+                raise CheckpointError(f"load: {self._where}: storage {key} was not pickled")
+            head = file.read(8)
+            if len(head) < 8:
+                raise CheckpointError(f"load: {self._where} is truncated: storage {key} is "
+                                      "missing")
+            n = int.from_bytes(head, "big" if self._big else "little", signed=True)
+            raw = file.read(n * storage.array.dtype.itemsize)
+            if n != storage.array.size or len(raw) != storage.array.nbytes:
+                raise CheckpointError(f"load: {self._where} is truncated or corrupt: storage "
+                                      f"{key} holds {len(raw)} bytes of {storage.array.nbytes}")
+            storage.array[...] = numpy.frombuffer(raw, storage.array.dtype)
+        return {id(view): _finished(view, s.bfloat16)
+                for s in self._storages.values() for view in s.views.values()}
 
 
 def _placed(obj: Any, place: Callable[[numpy.ndarray], Any],
@@ -231,6 +288,42 @@ def _placed(obj: Any, place: Callable[[numpy.ndarray], Any],
     if type(obj) is tuple:
         return tuple(_placed(v, place, memo) for v in obj)
     return obj
+
+
+#: the legacy (non-zip) format's first pickle, then its protocol version
+_LEGACY_MAGIC, _LEGACY_PROTOCOL = 0x1950A86A20F9469CFC6C, 1001
+
+
+def is_torch_legacy(head: bytes) -> bool:
+    """True for ``torch.save(..., _use_new_zipfile_serialization=False)``'s format: a file
+    opening with the pickle of its magic number."""
+    return head[:15] == b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19."
+
+
+def read_torch_legacy(buf: bytes, where: str, place: Callable[[numpy.ndarray], Any]) -> Any:
+    """The object of a legacy ``torch.save`` file (four pickles, then the storages' bytes),
+    arrays passed through ``place``: read with the same restricted reader."""
+    import io
+
+    f = io.BytesIO(buf)
+    try:
+        header = [_Unpickler(f, None, "", where, False).load() for _ in range(3)]
+        if header[0] != _LEGACY_MAGIC or header[1] != _LEGACY_PROTOCOL:
+            raise CheckpointError(f"load: {where} is not a PyTorch checkpoint (magic number "
+                                  f"{header[0]!r}, protocol {header[1]!r})")
+        info = header[2] if isinstance(header[2], dict) else {}
+        reader = _Unpickler(f, None, "", where, not info.get("little_endian", True))
+        obj = reader.load()
+        keys = _Unpickler(f, None, "", where, False).load()
+        finished = reader.fill_legacy(f, keys)
+    except CheckpointError:
+        raise
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError,
+            AttributeError, IndexError) as e:
+        raise CheckpointError(f"load: {where} is a corrupt PyTorch checkpoint "
+                              f"({type(e).__name__}: {e})") from None
+    memo = {k: place(v) for k, v in finished.items()}
+    return _placed(obj, place, memo)
 
 
 def is_torch_zip(archive: zipfile.ZipFile) -> bool:

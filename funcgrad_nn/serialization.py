@@ -11,7 +11,7 @@ tensor names, so ``model.safetensors`` written from PyTorch with
 twin with ``load_state_dict(nn.load(path))``.
 
 No pickle is written, and none is unpickled freely, so loading an untrusted file cannot run
-code: ``torch.save``'s zip checkpoints (``model.pt``) are read by a restricted reader that
+code: ``torch.save``'s checkpoints (``model.pt``, zip or legacy) are read by a restricted reader that
 knows only PyTorch's tensor rebuilders, dtypes and the builtin containers, as
 ``torch.load(weights_only=True)`` (see :mod:`funcgrad_nn._torch_checkpoint`). Saving a path is
 atomic: the file is written to a temporary sibling, fsynced, then ``os.replace``-d over the
@@ -51,7 +51,13 @@ import safetensors.numpy
 
 import funcgrad
 from funcgrad.backend import canonical_device
-from funcgrad_nn._torch_checkpoint import CheckpointError, is_torch_zip, read_torch_zip
+from funcgrad_nn._torch_checkpoint import (
+    CheckpointError,
+    is_torch_legacy,
+    is_torch_zip,
+    read_torch_legacy,
+    read_torch_zip,
+)
 from funcgrad_nn.module import Module, Parameter
 
 __all__ = ["load", "save", "save_model", "load_model", "save_file", "load_file",
@@ -419,11 +425,10 @@ def _save(obj: Any, f: str | os.PathLike | Any, extra_metadata: dict[str, str]) 
 
 def _pickle_refused(where: str) -> CheckpointError:
     return CheckpointError(
-        f"load: {where} is a PyTorch pickle checkpoint (torch.save), which funcgrad_nn does "
-        "not unpickle (it could run code; only torch.save's zip archives are read, by a "
-        "restricted reader); convert it once in PyTorch: "
-        "safetensors.torch.save_file(torch.load(path), 'model.safetensors'), then nn.load "
-        "that file")
+        f"load: {where} is a plain pickle checkpoint (pickle.dump), which funcgrad_nn does "
+        "not unpickle (it could run code; torch.save's files are read, by a restricted "
+        "reader); convert it once: safetensors.torch.save_file(state_dict, "
+        "'model.safetensors') (or torch.save it), then nn.load that file")
 
 
 def _check_safetensors(buf: bytes | None, size: int, head: bytes, where: str) -> dict:
@@ -533,7 +538,7 @@ def load(f: str | os.PathLike | Any, map_location: Any = None, pickle_module: An
     (``"cpu"``, ``"cuda"``, ``"cuda:0"``, or an object printing as one), a dict from the saved
     location (always ``"cpu"``: arrays are saved from the host) to a device, or a callable
     ``map_location(array, "cpu")`` whose result is used (None keeps the array).
-    ``torch.save``'s zip checkpoints (``model.pt``/``.pth``) are read too, by a restricted
+    ``torch.save``'s checkpoints (``model.pt``/``.pth``, zip or legacy) are read too, by a restricted
     reader (PyTorch's tensors, dtypes and containers only, as ``torch.load(weights_only=True)``;
     any other object in the file is refused, never run). ``weights_only``, ``mmap`` and
     ``torch.load``'s ``pickle_load_args`` (``encoding=``) are accepted for PyTorch
@@ -573,6 +578,11 @@ def load(f: str | os.PathLike | Any, map_location: Any = None, pickle_module: An
         size, head = len(buf), buf
         if head[:2] == b"PK":
             return _load_npz(io.BytesIO(buf), where, place)
+    if is_torch_legacy(head):  # torch.save(..., _use_new_zipfile_serialization=False)
+        if buf is None:
+            with open(f, "rb") as fh:
+                buf = fh.read()
+        return read_torch_legacy(bytes(buf), where, place)
     header = _check_safetensors(buf, size, head, where)
     meta = header.get("__metadata__") or {}
     try:

@@ -427,10 +427,12 @@ def test_load_state_dict_takes_a_one_element_array_for_a_0d_buffer_as_torch():
         bn.load_state_dict(sd)
 
 
-def test_a_torch_save_checkpoint_loads_into_the_twin_model_and_optimizer():
+@pytest.mark.parametrize("name", ["torch_checkpoint.pt", "torch_checkpoint_legacy.pt"])
+def test_a_torch_save_checkpoint_loads_into_the_twin_model_and_optimizer(name):
     # fixtures/make_torch_checkpoint.py: torch.save of a training checkpoint (torch 2.13's
-    # zip archive), read without torch by a restricted reader, as torch.load(weights_only=True)
-    ck = nn.load(os.path.join(FIXTURES, "torch_checkpoint.pt"), map_location=DEVICE)
+    # zip archive, and its legacy format), read without torch by a restricted reader, as
+    # torch.load(weights_only=True)
+    ck = nn.load(os.path.join(FIXTURES, name), map_location=DEVICE)
     assert list(ck) == ["model", "optimizer", "epoch", "x", "y", "bf16", "bf16_as_float32",
                         "tied", "strided", "device", "size", "dtype", "param"]
     model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.ReLU(), nn.Linear(4, 2))
@@ -476,18 +478,21 @@ def test_a_torch_checkpoint_naming_other_globals_is_refused_without_running_them
         nn.load(tmp_path / "cut.pt")
 
 
-def test_a_bare_pickle_gets_a_clear_error_naming_the_conversion(tmp_path):
-    # torch.save(..., _use_new_zipfile_serialization=False) and pickle.dump: a bare pickle
-    # (torch 2.13's legacy file starts b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19.")
+def test_a_plain_pickle_gets_a_clear_error_naming_the_conversion(tmp_path):
+    # pickle.dump's file is never unpickled; a legacy torch.save file cut short is corrupt
     import pickle
 
-    legacy = b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19.\x80\x02M\xe9\x03."
-    for name, data in (("legacy.pt", legacy), ("dump.pkl", pickle.dumps({"a": [1.0]}))):
-        (tmp_path / name).write_bytes(data)
-        with pytest.raises(CheckpointError, match=r"pickle checkpoint.*safetensors.torch"):
-            nn.load(tmp_path / name)
-        with pytest.raises(CheckpointError, match=r"pickle checkpoint"):
-            nn.load(io.BytesIO(data))
+    data = pickle.dumps({"a": [1.0]})
+    (tmp_path / "dump.pkl").write_bytes(data)
+    with pytest.raises(CheckpointError, match=r"plain pickle checkpoint.*safetensors.torch"):
+        nn.load(tmp_path / "dump.pkl")
+    with pytest.raises(CheckpointError, match=r"plain pickle checkpoint"):
+        nn.load(io.BytesIO(data))
+    legacy = open(os.path.join(FIXTURES, "torch_checkpoint_legacy.pt"), "rb").read()
+    with pytest.raises(CheckpointError, match=r"truncated|corrupt"):
+        nn.load(io.BytesIO(legacy[:-100]))
+    with pytest.raises(CheckpointError, match=r"truncated|corrupt"):
+        nn.load(io.BytesIO(legacy[:200]))
 
 
 def test_saving_a_module_or_optimizer_inside_a_checkpoint_names_the_state_dict_fix():
