@@ -254,6 +254,35 @@ def _array_method(name: str) -> Callable[..., Any]:
 
 
 # --------------------------------------------------------------------------------------
+# sorting as CuPy sorts floats
+# --------------------------------------------------------------------------------------
+
+
+def _bits_key(a: np.ndarray) -> np.ndarray:
+    """For a real float array, unsigned keys in the order of a radix sort of its bits (CUB's
+    "twiddle": negative numbers reversed below positive ones): -NaN first, -0.0 before 0.0,
+    NaNs after +inf, NaN payloads apart. CuPy sorts a float vector by a radix sort (thrust's
+    ``less`` on floats), so equal floats of different bits do not keep their order there."""
+    u = a.view(f"u{a.dtype.itemsize}")
+    sign = np.array(1, u.dtype) << np.array(8 * a.dtype.itemsize - 1, u.dtype)
+    return np.where(u & sign, ~u, u | sign)
+
+
+def _argsort_as_cupy(a: np.ndarray, axis: Any = -1, kind: Any = None) -> np.ndarray:
+    # CuPy's sorts are stable whatever `kind` says, and order real floats by their bits.
+    if axis is None:
+        a, axis = a.ravel(), -1
+    key = _bits_key(a) if a.dtype.kind == "f" else a
+    return np.argsort(key, axis=axis, kind="stable")
+
+
+def _sort_as_cupy(a: np.ndarray, axis: Any = -1, kind: Any = None) -> np.ndarray:
+    if axis is None:
+        a, axis = a.ravel(), -1
+    return np.take_along_axis(a, _argsort_as_cupy(a, axis), axis=axis)
+
+
+# --------------------------------------------------------------------------------------
 # StrictArray
 # --------------------------------------------------------------------------------------
 
@@ -593,8 +622,14 @@ class StrictArray:
     put = _array_method("put")
     diagonal = _array_method("diagonal")
     trace = _array_method("trace")
-    sort = _array_method("sort")
-    argsort = _array_method("argsort")
+    def sort(self, axis: int = -1, kind: Any = None) -> None:
+        """Sort in place, as CuPy does: stable, real floats ordered by their bits."""
+        self._a[...] = _sort_as_cupy(self._a, axis)
+
+    def argsort(self, axis: Any = -1, kind: Any = None) -> StrictArray:
+        """The sorting permutation, as CuPy's: stable, real floats ordered by their bits."""
+        return StrictArray(_argsort_as_cupy(self._a, axis))
+
     partition = _array_method("partition")
     argpartition = _array_method("argpartition")
     searchsorted = _array_method("searchsorted")
@@ -1107,6 +1142,8 @@ strict_numpy: Any = _StrictNamespace(
         "clip": _clip,
         "round": _cupy_round,
         "around": _cupy_round,
+        "sort": _wrap_callable(_sort_as_cupy, "numpy.sort", "array"),
+        "argsort": _wrap_callable(_argsort_as_cupy, "numpy.argsort", "array"),
     },
 )
 

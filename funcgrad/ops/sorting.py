@@ -258,11 +258,27 @@ _cost.cost_rules[scatter_add_along_axis_p] = _cost.per_input_element  # an add p
 # sort: operands sorted together along `dimension` by the first `num_keys` (lexicographic)
 
 
+#: Array modules whose stable sort keeps equal floats in order (-0.0 beside 0.0, NaNs of
+#: either sign at the end), as XLA's sort does. CuPy's sort of a float vector is a radix sort
+#: of the bits (seen on an H200: a -NaN sorted first), and the strict backend sorts floats by
+#: their bits as a model of it: there the keys are made canonical first (_canonical_key).
+_SORTS_EQUAL_FLOATS_IN_ORDER = frozenset({"numpy"})
+
+
+def _canonical_key(xp: Any, k: Any) -> Any:
+    """``k`` with equal floats made bit-identical (-0.0 -> 0.0, every NaN -> one positive
+    NaN, which orders after +inf), so a stable sort of any kind keeps their order."""
+    if xp.asarray(k).dtype.kind != "f" or getattr(xp, "__name__", "") in (
+            _SORTS_EQUAL_FLOATS_IN_ORDER):
+        return k
+    return xp.where(xp.isnan(k), k.dtype.type(numpy.nan), k + 0)  # -0.0 + 0 is +0.0
+
+
 def _stable_argsort(xp: Any, keys: tuple, axis: int) -> Any:
     # Least significant key first; stable passes keep the order of the earlier ones.
-    perm = xp.argsort(keys[-1], axis=axis, kind="stable")
+    perm = xp.argsort(_canonical_key(xp, keys[-1]), axis=axis, kind="stable")
     for k in reversed(keys[:-1]):
-        kk = xp.take_along_axis(k, perm, axis=axis)
+        kk = xp.take_along_axis(_canonical_key(xp, k), perm, axis=axis)
         perm = xp.take_along_axis(perm, xp.argsort(kk, axis=axis, kind="stable"), axis=axis)
     return perm
 
@@ -271,7 +287,11 @@ def _sort_impl(*operands: Any, dimension: int, is_stable: bool, num_keys: int) -
     xp = xp_for(*operands, what="sort")
     if len(operands) == 1:
         x = operands[0]
-        if xp.asarray(x).dtype.kind in "fc":
+        kind = xp.asarray(x).dtype.kind
+        if kind == "f" and getattr(xp, "__name__", "") not in _SORTS_EQUAL_FLOATS_IN_ORDER:
+            perm = _stable_argsort(xp, (x,), dimension)
+            return [xp.take_along_axis(x, perm, axis=dimension)]
+        if kind in "fc":
             # Equal float keys can differ (-0.0 and 0.0, NaNs of either sign): stable, so
             # they keep their order, as XLA's sort does.
             return [xp.sort(x, axis=dimension, kind="stable")]

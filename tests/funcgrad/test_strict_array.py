@@ -831,3 +831,19 @@ def test_cupy_clip_refuses_out_of_range_int_bounds() -> None:
     assert_same(xp.clip(S(u), 1, 10), np.clip(u, 1, 10))
     assert_same(S(u).clip(1, None), u.clip(1, None))
     assert_same(xp.clip(S(u.astype(np.float32)), -1, 300), np.clip(u.astype(np.float32), -1, 300))
+
+
+def test_sorts_order_floats_by_their_bits_as_cupys_radix_sort():
+    # CuPy sorts a float vector by a radix sort of the bits (a -NaN came first on an H200),
+    # where NumPy's stable sort keeps -0.0/0.0 and NaNs of either sign in order
+    v = np.array([0.0, -0.0, np.nan, -np.nan, 1.0, -np.inf, np.inf, -1.0])
+    for dtype in (np.float64, np.float32, np.float16):
+        got = xp.sort(S(v.astype(dtype))).get()
+        assert np.signbit(got).tolist() == [True, True, True, True, False, False, False, False]
+        assert xp.argsort(S(v.astype(dtype))).get().tolist() == [3, 5, 7, 1, 0, 4, 6, 2]
+    a = S(v.reshape(2, 4))
+    a.sort(axis=1)  # in place, as ndarray.sort
+    assert np.signbit(a.get()).tolist() == [[True, True, False, False],
+                                            [True, True, False, False]]
+    assert a.argsort(axis=None).get().tolist() == xp.argsort(a, axis=None).get().tolist()
+    assert xp.sort(S(np.array([3, 1, 2]))).get().tolist() == [1, 2, 3]
