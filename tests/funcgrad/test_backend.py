@@ -155,10 +155,19 @@ def test_gpu_round_trip() -> None:  # pragma: no cover - needs CUDA
 
 
 @pytest.mark.gpu
-def test_gpu_host_mixing_is_an_error() -> None:  # pragma: no cover - needs CUDA
+def test_gpu_meets_host_and_strict_arrays_as_documented() -> None:  # pragma: no cover
+    # docs/backends.md: NumPy arrays are uncommitted (as JAX's NumPy inputs), so a host
+    # operand follows the GPU one there, under transfer_guard; two devices' arrays raise
+    import cupy
+
     x = funcgrad.device_put(np.ones(3), "gpu")
-    with pytest.raises(funcgrad.DeviceMismatchError):
-        fnp.add(x, np.ones(3))
+    y = fnp.add(x, np.arange(3.0))
+    assert isinstance(y, cupy.ndarray) and cupy.asnumpy(y).tolist() == [1.0, 2.0, 3.0]
+    with funcgrad.transfer_guard("disallow"):
+        with pytest.raises(RuntimeError, match="Disallowed host-to-device transfer"):
+            fnp.add(x, np.ones(3))
+    with pytest.raises(funcgrad.DeviceMismatchError, match="'gpu'|'strict'"):
+        fnp.add(x, funcgrad.device_put(np.ones(3), "strict"))
 
 
 def test_device_names_as_pytorch_and_cupy_users_write_them() -> None:
