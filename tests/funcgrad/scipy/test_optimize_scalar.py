@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from helpers import ON_GPU
 
 import funcgrad
 import funcgrad.numpy as fnp
@@ -36,7 +37,10 @@ def test_minimize_scalar_is_scipys(kw):
 def test_funcgrad_objectives_bracket_and_errors():
     res = minimize_scalar(lambda x: fnp.sin(x) + 0.1 * x ** 2)
     want = so.minimize_scalar(lambda x: np.sin(x) + 0.1 * x ** 2)
-    assert float(res.x) == want.x and res["nfev"] == want.nfev
+    # The objective runs on the default device: CUDA's sin differs from libm's in the last
+    # bits (docs/backends.md), which moves Brent's iterates by about that much there.
+    assert float(res.x) == pytest.approx(want.x, rel=1e-11 if ON_GPU else 0, abs=0)
+    assert res["nfev"] == want.nfev
     assert bracket(lambda x: (x - 5.0) ** 2) == so.bracket(lambda x: (x - 5.0) ** 2)
     with pytest.raises(ValueError, match="mandatory"):
         minimize_scalar(math.cos, method="bounded")
