@@ -101,7 +101,8 @@ def mode(a: Any, axis: Any = 0, nan_policy: str = "propagate", keepdims: bool = 
     """The most common value along ``axis`` (the smallest of equally common ones) and its
     count, as ``scipy.stats.mode``: ``axis=None`` looks at every element. With
     ``nan_policy="propagate"`` nan counts as a value (as SciPy); ``"omit"`` leaves nans out.
-    Values keep ``a``'s dtype, counts are int64; an empty axis gives nan with count 0.
+    Values keep ``a``'s dtype, counts are int64; an empty axis gives nan with count 0 (a
+    float 0.0 where the result is a scalar, as SciPy 1.18).
 
     Example:
         >>> import numpy as np
@@ -116,19 +117,22 @@ def mode(a: Any, axis: Any = 0, nan_policy: str = "propagate", keepdims: bool = 
     a = fnp.atleast_1d(a)
     axis = _norm_axis("mode", axis, a.ndim)
     rows, batch = _rows(stop_gradient(a), axis)
-    if a.size == 0:  # as SciPy: nan modes, float counts of 0
-        vals = fnp.full(rows.shape[:-1], numpy.nan)
-        counts = fnp.zeros(rows.shape[:-1])
-    else:
-        omit = nan_policy == "omit" and fnp.issubdtype(a.dtype, fnp.inexact)
-        vals, counts = vmap(lambda r: _mode_row(r, omit))(rows)
-        counts = counts.astype(fnp.int64)
     if axis is None:
         shape = (1,) * a.ndim if keepdims else ()
     elif keepdims:
         shape = batch[:axis] + (1,) + batch[axis:]
     else:
         shape = batch
+    if a.size == 0:
+        # As SciPy (1.18): nan modes with counts 0, int64 counts unless the result is a
+        # scalar (then the float 0.0 of SciPy's nan result). SciPy before 1.18 gave float
+        # counts for every empty input.
+        vals = fnp.full(rows.shape[:-1], numpy.nan)
+        counts = fnp.zeros(rows.shape[:-1], fnp.int64 if shape else fnp.float64)
+    else:
+        omit = nan_policy == "omit" and fnp.issubdtype(a.dtype, fnp.inexact)
+        vals, counts = vmap(lambda r: _mode_row(r, omit))(rows)
+        counts = counts.astype(fnp.int64)
     return ModeResult(fnp.reshape(vals, shape), fnp.reshape(counts, shape))
 
 
