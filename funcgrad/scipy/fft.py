@@ -36,6 +36,7 @@ from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device
 from funcgrad.errors import AxisError
 from funcgrad.numpy import fft as _npfft
+from funcgrad.scipy._device import keep_host_inputs_on_host as _keep_host_inputs_on_host
 from funcgrad.scipy._fft_backend import BackendNotImplementedError
 from funcgrad.scipy._fft_backend import check_backend as _check_backend
 from funcgrad.scipy._fftlog import fht, fhtoffset, ifht
@@ -861,3 +862,6 @@ def prev_fast_len(target: int, real: bool = False) -> int:
     """
     m = _fast_target("prev_fast_len", target)
     return m if m <= 1 else _prev_smooth(m, _FAST_PRIMES[bool(real)][1:])
+
+# NumPy inputs compute on the host whatever the default device (funcgrad.scipy._device)
+_keep_host_inputs_on_host(globals(), __all__)

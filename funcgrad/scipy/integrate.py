@@ -18,6 +18,7 @@ import numpy
 import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.core import Tracer
+from funcgrad.scipy._device import keep_host_inputs_on_host as _keep_host_inputs_on_host
 from funcgrad.scipy._ivp import OdeSolution, odeint, solve_ivp
 from funcgrad.scipy._quadrature import IntegrationWarning, dblquad, fixed_quad, quad, romb
 
@@ -268,3 +269,6 @@ def cumulative_simpson(y: Any, *, x: Any = None, dx: Any = 1.0, axis: int = -1,
             init = fnp.broadcast_to(init, get_aval(res).shape[:-1] + (1,)).astype(dt)
         res = fnp.concatenate([init, res + init], axis=-1)
     return fnp.moveaxis(res, -1, axis)
+
+# NumPy inputs compute on the host whatever the default device (funcgrad.scipy._device)
+_keep_host_inputs_on_host(globals(), __all__)

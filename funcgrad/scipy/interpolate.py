@@ -31,6 +31,7 @@ from funcgrad.scipy._cubic_hermite import (  # noqa: F401
     PchipInterpolator,
     pchip_interpolate,
 )
+from funcgrad.scipy._device import keep_host_inputs_on_host as _keep_host_inputs_on_host
 from funcgrad.scipy._interp1d import CubicSpline, PPoly, interp1d  # noqa: F401
 from funcgrad.tree_util import register_pytree_node
 
@@ -240,3 +241,6 @@ def _unflatten(aux: tuple, children: tuple) -> RegularGridInterpolator:
 
 
 register_pytree_node(RegularGridInterpolator, _flatten, _unflatten)
+
+# NumPy inputs compute on the host whatever the default device (funcgrad.scipy._device)
+_keep_host_inputs_on_host(globals(), __all__)

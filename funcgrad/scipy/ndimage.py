@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+from funcgrad.scipy._device import keep_host_inputs_on_host as _keep_host_inputs_on_host
 from funcgrad.scipy._ndimage_filters import (
     convolve,
     convolve1d,
@@ -89,3 +90,6 @@ __all__ = [
     "sum_labels", "sum", "mean", "variance", "standard_deviation", "minimum", "maximum",
     "median", "minimum_position", "maximum_position", "center_of_mass",
 ]
+
+# NumPy inputs compute on the host whatever the default device (funcgrad.scipy._device)
+_keep_host_inputs_on_host(globals(), __all__)

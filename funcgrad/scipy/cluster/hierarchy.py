@@ -28,6 +28,7 @@ import numpy
 from funcgrad.api_devices import device_get
 from funcgrad.backend import device_put, get_default_device
 from funcgrad.core import Tracer
+from funcgrad.scipy._device import keep_host_inputs_on_host as _keep_host_inputs_on_host
 from funcgrad.scipy.spatial.distance import pdist
 
 __all__ = ["linkage", "fcluster", "leaves_list", "cophenet"]
@@ -293,3 +294,6 @@ def cophenet(Z: Any, Y: Any = None) -> Any:  # noqa: N803
     with numpy.errstate(invalid="ignore", divide="ignore"):  # one pair: nan, as SciPy's
         c = float((yc * dc).sum() / numpy.sqrt((yc ** 2).sum() * (dc ** 2).sum()))
     return c, device_put(d, dev)
+
+# NumPy inputs compute on the host whatever the default device (funcgrad.scipy._device)
+_keep_host_inputs_on_host(globals(), __all__)

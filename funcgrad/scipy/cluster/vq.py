@@ -15,6 +15,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
+from funcgrad.scipy._device import keep_host_inputs_on_host as _keep_host_inputs_on_host
 
 __all__ = ["vq"]
 
@@ -57,3 +58,6 @@ def vq(obs: Any, code_book: Any, check_finite: bool = True) -> tuple[Any, Any]:
     code = fnp.argmin(dist, axis=-1)
     best = fnp.take_along_axis(dist, code[:, None], axis=-1)[:, 0]
     return code.astype(numpy.int64 if integer else numpy.int32), best
+
+# NumPy inputs compute on the host whatever the default device (funcgrad.scipy._device)
+_keep_host_inputs_on_host(globals(), __all__)

@@ -17,6 +17,7 @@ Example:
 
 from typing import Any
 
+from funcgrad.scipy._device import keep_host_inputs_on_host as _keep_host_inputs_on_host
 from funcgrad.scipy.linalg._basic import (
     cho_solve_banded,
     cholesky_banded,
@@ -165,3 +166,6 @@ __all__ = [
     "expm_cond", "matrix_balance", "ldl", "clarkson_woodruff_transform",
     "qz", "ordqz", "cossin",
 ]
+
+# NumPy inputs compute on the host whatever the default device (funcgrad.scipy._device)
+_keep_host_inputs_on_host(globals(), __all__)

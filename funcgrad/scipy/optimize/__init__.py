@@ -25,6 +25,7 @@ from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device, is_array
 from funcgrad.core import Tracer
 from funcgrad.ops.custom_derivatives import custom_vjp
+from funcgrad.scipy._device import keep_host_inputs_on_host as _keep_host_inputs_on_host
 from funcgrad.scipy.optimize._assignment import linear_sum_assignment, nnls
 from funcgrad.scipy.optimize._bfgs import minimize_bfgs
 from funcgrad.scipy.optimize._cg import minimize_cg, minimize_newtoncg
@@ -252,3 +253,6 @@ _HOST_METHODS: dict[str, tuple[Callable[..., Any], set[str], tuple[str, ...]]] =
     "newton-cg": (minimize_newtoncg,
                   {"xtol", "eps", "maxiter", "disp", "return_all", "c1", "c2"}, ("xtol",)),
 }
+
+# NumPy inputs compute on the host whatever the default device (funcgrad.scipy._device)
+_keep_host_inputs_on_host(globals(), __all__)

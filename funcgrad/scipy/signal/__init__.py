@@ -25,6 +25,7 @@ import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
 from funcgrad.lax import conv_general_dilated
 from funcgrad.scipy._detrend import detrend
+from funcgrad.scipy._device import keep_host_inputs_on_host as _keep_host_inputs_on_host
 from funcgrad.scipy._savgol import savgol_coeffs, savgol_filter
 from funcgrad.scipy._signal_filters import (
     filtfilt,
@@ -357,3 +358,6 @@ def oaconvolve(in1: Any, in2: Any, mode: str = "full", axes: Any = None) -> Any:
         array([1., 3., 5.])
     """
     return fftconvolve(in1, in2, mode=mode, axes=axes)
+
+# NumPy inputs compute on the host whatever the default device (funcgrad.scipy._device)
+_keep_host_inputs_on_host(globals(), __all__)

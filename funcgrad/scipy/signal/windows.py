@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy
 
+from funcgrad.scipy._device import keep_host_inputs_on_host as _keep_host_inputs_on_host
 from funcgrad.scipy._signal_spectral import get_window
 
 __all__ = ["boxcar", "triang", "parzen", "bohman", "blackman", "nuttall", "blackmanharris",
@@ -185,3 +186,6 @@ def dpss(M: int, NW: float, Kmax: Any = None, sym: bool = True, norm: Any = None
         raise ValueError("dpss: only the single default-normalised window (Kmax=None) is "
                          "provided by funcgrad")
     return _window("dpss", (NW,), M, sym)
+
+# NumPy inputs compute on the host whatever the default device (funcgrad.scipy._device)
+_keep_host_inputs_on_host(globals(), __all__)

@@ -31,6 +31,7 @@ from funcgrad.core import Tracer
 from funcgrad.lax import fori_loop, while_loop
 from funcgrad.lax._solves import custom_linear_solve
 from funcgrad.numpy import at as _at
+from funcgrad.scipy._device import keep_host_inputs_on_host as _keep_host_inputs_on_host
 from funcgrad.scipy.linalg import solve, solve_triangular
 from funcgrad.tree_util import tree_leaves, tree_map, tree_structure
 
@@ -415,3 +416,6 @@ def gmres(A: Any, b: Any, x0: Any = None, *, tol: float = 1e-5, atol: float = 0.
     x = custom_linear_solve(A, b, solve=_solve, transpose_solve=_solve)
     info = fnp.where(fnp.isnan(_norm_tree(x)), -1, 0)
     return x, info
+
+# NumPy inputs compute on the host whatever the default device (funcgrad.scipy._device)
+_keep_host_inputs_on_host(globals(), __all__)

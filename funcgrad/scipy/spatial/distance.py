@@ -32,6 +32,7 @@ from funcgrad.api_vmap import vmap
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put, get_default_device
 from funcgrad.core import Tracer
+from funcgrad.scipy._device import keep_host_inputs_on_host as _keep_host_inputs_on_host
 
 __all__ = ["cdist", "pdist", "squareform", "braycurtis", "canberra", "chebyshev",
            "cityblock", "correlation", "cosine", "dice", "euclidean", "hamming", "jaccard",
@@ -625,3 +626,6 @@ def distance_matrix(x: Any, y: Any, p: float = 2.0, threshold: int = 1000000) ->
         raise ValueError(f"x contains {get_aval(x).shape[-1]}-dimensional vectors but y "
                          f"contains {get_aval(y).shape[-1]}-dimensional vectors")
     return _minkowski(x[:, None, :], y[None, :, :], p)
+
+# NumPy inputs compute on the host whatever the default device (funcgrad.scipy._device)
+_keep_host_inputs_on_host(globals(), __all__)

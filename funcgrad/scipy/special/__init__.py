@@ -28,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+from funcgrad.scipy._device import keep_host_inputs_on_host as _keep_host_inputs_on_host
 from funcgrad.scipy.special._airy import airy, airye
 from funcgrad.scipy.special._bessel import (
     bessel_jn,
@@ -196,3 +197,6 @@ __all__ = [
     "yve", "erfi", "voigt_profile", "perm", "powm1", "ellipj",
     "struve", "modstruve",
 ]
+
+# NumPy inputs compute on the host whatever the default device (funcgrad.scipy._device)
+_keep_host_inputs_on_host(globals(), __all__)

@@ -16,7 +16,7 @@ from funcgrad.avals import get_aval, result_dtype
 from funcgrad.errors import DTypeError
 from funcgrad.lax import while_loop
 from funcgrad.numpy import _elementwise as _fe
-from funcgrad.numpy import _linalg_ops as _fl
+from funcgrad.scipy._device import colocated
 
 _F32 = numpy.dtype(numpy.float32)
 _F64 = numpy.dtype(numpy.float64)
@@ -46,7 +46,8 @@ def _floats(name: str, *xs: Any) -> list[Any]:
             dt = _F64
         # Arrays from here on: selects between a Python scalar and a constant would
         # otherwise make a float64 array and promote the result.
-        out = [_ew.convert_element_type(v, dt) for v in _fl._arrs(*out)]
+        # (on one device: the formulas' operators cannot mix host and device arrays)
+        out = [_ew.convert_element_type(v, dt) for v in colocated(*out)]
     return out
 
 

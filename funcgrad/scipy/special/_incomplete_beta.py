@@ -45,7 +45,9 @@ def _betainc_values(a: Any, b: Any, x: Any, log: bool = False) -> Any:
     # At an integer b the fraction terminates (its value is exact after b steps), but its
     # derivatives in a and b do not: a shadow fraction at b + 1/2 (no derivatives) must have
     # converged too, so lanes stop only when the tail is negligible for both.
-    a_c, b_c, x_c = (_ew.stop_gradient(v) for v in (a_s, b_s + 0.5, x_s))
+    # (fnp.add: NumPy's operator on a 0-d host array gives a NumPy scalar, which an operation
+    # alone puts on the default device, away from the host values beside it)
+    a_c, b_c, x_c = (_ew.stop_gradient(v) for v in (a_s, fnp.add(b_s, 0.5), x_s))
     d = 1.0 / _clamp_tiny(1.0 - qab * x_s / qap, tiny)
     d_c = 1.0 / _clamp_tiny(1.0 - (a_c + b_c) * x_c / (a_c + 1.0), tiny)
     one = fnp.ones_like(x_s)
@@ -77,7 +79,7 @@ def _betainc_values(a: Any, b: Any, x: Any, log: bool = False) -> Any:
         return m, c, d, h * factor, c_c, d_c, done | conv
 
     h = _while(cond, body, init)[3]
-    log_pre = (a_s * fnp.log(x_s) + b_s * fnp.log1p(-x_s) - fnp.log(a_s)
+    log_pre = (a_s * fnp.log(x_s) + b_s * fnp.log1p(fnp.negative(x_s)) - fnp.log(a_s)
                - betaln(a_s, b_s))
     if log:
         log_w = log_pre + fnp.log(h)

@@ -34,6 +34,7 @@ import numpy
 import funcgrad.numpy as fnp
 from funcgrad.core import Tracer
 from funcgrad.scipy import special as _sp
+from funcgrad.scipy._device import keep_host_inputs_on_host
 from funcgrad.scipy.stats._util import promote
 
 __all__ = ["rv_frozen", "install"]
@@ -469,4 +470,6 @@ def install(module: types.ModuleType) -> None:
         setattr(module, meth, f)
         extra.append(meth)
     module.__all__ = [*module.__all__, *extra]
+    # NumPy inputs compute on the host whatever the default device (funcgrad.scipy._device)
+    keep_host_inputs_on_host(vars(module), module.__all__)
     module.__class__ = _DistributionModule

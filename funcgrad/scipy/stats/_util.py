@@ -14,6 +14,7 @@ from funcgrad.lax import while_loop
 from funcgrad.ops.elementwise import stop_gradient
 from funcgrad.scipy import _quiet as _q
 from funcgrad.scipy import special as _special
+from funcgrad.scipy._device import colocated
 
 HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 LOG_PI = math.log(math.pi)
@@ -26,7 +27,8 @@ def promote(name: str, *args: Any) -> list[Any]:
         out = _special._floats(name, *args)
     except DTypeError:
         raise DTypeError(f"funcgrad.scipy.stats.{name}: complex input is not supported") from None
-    return [fnp.asarray(v) for v in out]
+    # (on one device: the formulas' operators cannot mix host and device arrays)
+    return colocated(*out)
 
 
 def standardize(x: Any, loc: Any, scale: Any) -> Any:
