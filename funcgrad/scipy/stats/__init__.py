@@ -19,6 +19,7 @@ Example:
     -1.0
 """
 
+from funcgrad.scipy._device import keep_host_inputs_on_host as _keep_host_inputs_on_host
 from funcgrad.scipy.stats import (  # noqa: F401
     _generic,
     bernoulli,
@@ -94,6 +95,7 @@ from funcgrad.scipy.stats._normality_tests import (
     KurtosistestResult,
     LeveneResult,
     NormaltestResult,
+    ShapiroResult,
     SkewtestResult,
     anderson,
     bartlett,
@@ -101,6 +103,7 @@ from funcgrad.scipy.stats._normality_tests import (
     kurtosistest,
     levene,
     normaltest,
+    shapiro,
     skewtest,
 )
 from funcgrad.scipy.stats._pvalues_distances import (
@@ -198,7 +201,10 @@ __all__ = [
     "trimboth", "trim1", "SigmaclipResult", "sigmaclip", "percentileofscore",
     "scoreatpercentile", "circmean", "circvar", "circstd", "boxcox", "boxcox_llf",
     "pointbiserialr", "wasserstein_distance", "energy_distance", "combine_pvalues",
-    "false_discovery_control", "gstd", "AndersonResult", "anderson", "BinnedStatisticResult",
+    "false_discovery_control", "gstd", "AndersonResult", "anderson", "ShapiroResult", "shapiro", "BinnedStatisticResult",
     "binned_statistic", "BinnedStatistic2dResult", "binned_statistic_2d",
     "BinnedStatisticddResult", "binned_statistic_dd",
 ]
+
+# NumPy inputs compute on the host whatever the default device (funcgrad.scipy._device)
+_keep_host_inputs_on_host(globals(), __all__)

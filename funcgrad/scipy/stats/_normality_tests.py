@@ -17,6 +17,9 @@ Example:
 
 from __future__ import annotations
 
+import functools
+import math
+import statistics
 import warnings
 from typing import Any, NamedTuple
 
@@ -43,7 +46,7 @@ from funcgrad.scipy.stats._descriptive import (
 from funcgrad.scipy.stats._summary import trim_mean
 from funcgrad.scipy.stats._tests import SignificanceResult
 
-__all__ = ["AndersonResult", "anderson", "SkewtestResult", "KurtosistestResult", "NormaltestResult", "skewtest",
+__all__ = ["AndersonResult", "anderson", "ShapiroResult", "shapiro", "SkewtestResult", "KurtosistestResult", "NormaltestResult", "skewtest",
            "kurtosistest", "normaltest", "BartlettResult", "LeveneResult", "FlignerResult",
            "bartlett", "levene", "fligner"]
 
@@ -425,3 +428,189 @@ def anderson(x: Any, dist: str = "norm", *, method: Any = None) -> Any:
     # SciPy's numpy.interp over the increasing critical values (p clamps at the ends)
     pvalue = fnp.interp(a2, device_put(critical, dev), device_put(sig / 100, dev))
     return SignificanceResult(a2, pvalue)
+
+
+class ShapiroResult(NamedTuple):
+    """``(statistic, pvalue)`` of :func:`shapiro`."""
+
+    statistic: Any
+    pvalue: Any
+
+
+# Royston's polynomials (Algorithm AS R94, Appl. Statist. 44 (1995) 547-551), lowest power
+# first: the first two coefficients (in 1/sqrt(n)), and the normalising transformation of
+# log(1 - W) for 4 <= n <= 11 (in n) and n >= 12 (in log n).
+_SW_C1 = (0.0, 0.221157, -0.147981, -2.07119, 4.434685, -2.706056)
+_SW_C2 = (0.0, 0.042981, -0.293762, -1.752461, 5.682633, -3.582633)
+_SW_C3 = (0.544, -0.39978, 0.025054, -6.714e-4)
+_SW_C4 = (1.3822, -0.77857, 0.062767, -0.0020322)
+_SW_C5 = (-1.5861, -0.31082, -0.083751, 0.0038915)
+_SW_C6 = (-0.4803, -0.082676, 0.0030302)
+_SW_GAMMA = (-2.273, 0.459)
+_STD_NORMAL = statistics.NormalDist()
+
+
+def _sw_poly(c: tuple[float, ...], x: float) -> float:
+    return sum(ck * x ** k for k, ck in enumerate(c))
+
+
+@functools.lru_cache(maxsize=64)
+def _sw_coefficients(n: int) -> numpy.ndarray:
+    """The n Shapiro-Wilk coefficients (antisymmetric, unit norm) as AS R94 approximates
+    them: Blom's normal scores with the outer one or two corrected by Royston's polynomials.
+    They depend on ``n`` alone: computed once on the host."""
+    half = n // 2
+    if n == 3:
+        low = numpy.array([math.sqrt(0.5)])
+    else:
+        i = numpy.arange(1, half + 1, dtype=numpy.float64)
+        # (Python's quantile, Wichura's AS 241 to double precision: plain host numbers, also
+        # while a transformation traces the test)
+        m = numpy.array([_STD_NORMAL.inv_cdf(p) for p in (i - 0.375) / (n + 0.25)])  # < 0
+        summ2 = 2.0 * float(numpy.sum(m * m))
+        ssumm2 = math.sqrt(summ2)
+        rsn = 1.0 / math.sqrt(n)
+        a1 = _sw_poly(_SW_C1, rsn) - m[0] / ssumm2
+        low = -m
+        if n > 5:
+            a2 = -m[1] / ssumm2 + _sw_poly(_SW_C2, rsn)
+            fac = math.sqrt((summ2 - 2.0 * m[0] ** 2 - 2.0 * m[1] ** 2)
+                            / (1.0 - 2.0 * a1 ** 2 - 2.0 * a2 ** 2))
+            low = low / fac
+            low[1] = a2
+        else:
+            fac = math.sqrt((summ2 - 2.0 * m[0] ** 2) / (1.0 - 2.0 * a1 ** 2))
+            low = low / fac
+        low[0] = a1
+    full = numpy.zeros(n)
+    full[n - half:] = low[::-1]
+    full[:half] = -low
+    return full - full.mean()
+
+
+def _sw_pvalue(w1: Any, n: int) -> Any:
+    """The upper-tail p-value of ``W = 1 - w1`` (AS R94): exact for n = 3, Royston's normal
+    approximation of ``log(1 - W)`` (transformed once more for n <= 11) otherwise."""
+    if n == 3:
+        return fnp.maximum(6.0 / math.pi * (fnp.arcsin(fnp.sqrt(1.0 - w1)) - math.pi / 3.0),
+                           0.0)
+    y = _q.log(w1)
+    if n <= 11:
+        gamma = _sw_poly(_SW_GAMMA, n)
+        # At or beyond gamma W is as small as n points allow: AS R94's "obviously
+        # non-normal" p-value.
+        obvious = y >= gamma
+        y = -_q.log(fnp.where(obvious, 1.0, gamma - y))
+        m, s = _sw_poly(_SW_C3, n), math.exp(_sw_poly(_SW_C4, n))
+        return fnp.where(obvious, 1e-99, _norm.sf((y - m) / s))
+    ln = math.log(n)
+    m, s = _sw_poly(_SW_C5, ln), math.exp(_sw_poly(_SW_C6, ln))
+    return _norm.sf((y - m) / s)
+
+
+def _shapiro_last(x: Any) -> tuple[Any, Any]:
+    """W and its p-value along the last axis of float64 ``x`` (no nan)."""
+    n = get_aval(x).shape[-1]
+    # Centred on an observation first (SciPy's guard against cancellation, gh-15777), then
+    # scaled by the range as AS R94 does.
+    xs = fnp.sort(x, axis=-1) - x[..., n // 2:n // 2 + 1]
+    rng = xs[..., -1:] - xs[..., :1]
+    flat = rng == 0
+    xs = xs / fnp.where(flat, 1.0, rng)
+    xc = xs - fnp.mean(xs, axis=-1, keepdims=True)
+    a = device_put(_sw_coefficients(n), get_aval(x).device or get_default_device())
+    ssa = float(numpy.sum(_sw_coefficients(n) ** 2))
+    ssx = fnp.sum(xc * xc, axis=-1)
+    sax = fnp.sum(a * xc, axis=-1)
+    # 1 - W = 1 - sax^2 / (ssa ssx), formed as AS R94 does so that W near 1 keeps its digits
+    # in log(1 - W).
+    ssassx = fnp.sqrt(ssa * ssx)
+    w1 = (ssassx - sax) * (ssassx + sax) / (ssa * fnp.where(ssx == 0, 1.0, ssx))
+    flat = flat[..., 0]
+    w1 = fnp.where(flat, 0.0, w1)
+    w = 1.0 - w1
+    p = _sw_pvalue(fnp.where(flat, 0.5, w1), n)
+    # Data of range zero: W = 1 and p = 1, as SciPy returns them (with its warning).
+    return w, fnp.where(flat, 1.0, p)
+
+
+def shapiro(x: Any, *, axis: Any = None, nan_policy: str = "propagate",
+            keepdims: bool = False) -> ShapiroResult:
+    """The Shapiro-Wilk test that the data along ``axis`` (all of it for ``None``) come
+    from a normal distribution, as ``scipy.stats.shapiro``: the statistic ``W`` with the
+    coefficients and p-value of Royston's Algorithm AS R94 (exact p-value for 3
+    observations). Computed in float64; fewer than 3 observations give nan (SciPy's
+    ``SmallSampleWarning``, a ``RuntimeWarning`` here), data of range zero ``W = 1``,
+    ``p = 1`` with a warning. Differentiable in the data (through the sort); ``jit`` and
+    ``vmap`` work (``nan_policy="omit"`` needs concrete data: the counts set the
+    coefficients).
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.stats import shapiro
+        >>> res = shapiro(np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 20.0]))
+        >>> round(float(res.statistic), 10), round(float(res.pvalue), 10)
+        (0.7794086668, 0.0118569276)
+    """
+    _check_nan_policy("shapiro", x, nan_policy)
+    x = fnp.asarray(_float_array(x), dtype=numpy.float64)
+    if axis is None:
+        axis, nd = 0, 0
+        x = fnp.reshape(x, (-1,))
+    else:
+        nd = x.ndim
+        axis = _norm_axis("shapiro", axis, nd)
+        x = fnp.moveaxis(x, axis, -1)
+    n = x.shape[-1]
+    if nan_policy == "omit" and not isinstance(x, Tracer):
+        w, p = _shapiro_omit(x)
+    elif nan_policy == "omit":
+        raise ValueError("shapiro: nan_policy='omit' needs concrete data (the number of "
+                         "observations left sets the coefficients); use it outside "
+                         "jit/vmap/grad")
+    elif n < 3:
+        warnings.warn("shapiro: fewer than 3 observations: the results are nan",
+                      RuntimeWarning, stacklevel=2)
+        w = p = fnp.full(x.shape[:-1], numpy.nan, dtype=numpy.float64)
+    else:
+        if n > 5000:
+            warnings.warn("shapiro: the p-value may not be accurate for more than 5000 "
+                          "observations", UserWarning, stacklevel=2)
+        bad = fnp.any(fnp.isnan(x), axis=-1)
+        w, p = _shapiro_last(fnp.where(bad[..., None], 0.0, x))
+        w, p = fnp.where(bad, numpy.nan, w), fnp.where(bad, numpy.nan, p)
+        _warn_flat(x)
+    if keepdims and nd:
+        w, p = fnp.expand_dims(w, axis), fnp.expand_dims(p, axis)
+    elif keepdims:
+        w, p = fnp.reshape(w, (1,)), fnp.reshape(p, (1,))
+    return ShapiroResult(w, p)
+
+
+def _warn_flat(x: Any) -> None:
+    if isinstance(x, Tracer) or not get_aval(x).size:
+        return
+    if bool(fnp.any(fnp.max(x, axis=-1) == fnp.min(x, axis=-1))):
+        warnings.warn("shapiro: the data have range zero; the results may not be accurate",
+                      UserWarning, stacklevel=3)
+
+
+def _shapiro_omit(x: Any) -> tuple[Any, Any]:
+    """Each slice with its nans left out (its own count, so its own coefficients)."""
+    lead = x.shape[:-1]
+    rows = fnp.reshape(x, (-1, x.shape[-1]))
+    ws, ps = [], []
+    for k in range(rows.shape[0]):
+        row = rows[k]
+        row = row[~fnp.isnan(row)]
+        if row.shape[0] < 3:
+            warnings.warn("shapiro: fewer than 3 observations: the results are nan",
+                          RuntimeWarning, stacklevel=3)
+            ws.append(fnp.asarray(numpy.nan))
+            ps.append(fnp.asarray(numpy.nan))
+            continue
+        _warn_flat(row)
+        w, p = _shapiro_last(row)
+        ws.append(w)
+        ps.append(p)
+    return (fnp.reshape(fnp.stack(ws), lead), fnp.reshape(fnp.stack(ps), lead))

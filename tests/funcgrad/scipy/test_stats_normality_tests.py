@@ -107,3 +107,54 @@ def test_anderson_matches_scipy():
         assert_allclose(got_p, ss.anderson(x, dist, method="interpolate").pvalue, rtol=1e-10)
     with pytest.raises(ValueError, match="dist must be"):
         fst.anderson(np.ones(5), "gumbel")
+
+
+@pytest.mark.parametrize("n", [3, 4, 5, 6, 11, 12, 30, 100])
+def test_shapiro_matches_scipy(n):
+    # SciPy's AS R94 keeps Royston's polynomial coefficients in single precision; funcgrad's
+    # are the published decimals, so W agrees to ~1e-9 and the p-value to ~1e-7 relative.
+    rng = np.random.default_rng(n)
+    for x in (rng.standard_normal(n), rng.exponential(size=n) * 5 + 3):
+        got, want = fst.shapiro(dev(x)), ss.shapiro(x)
+        assert_allclose(got.statistic, want.statistic, rtol=1e-8)
+        assert_allclose(got.pvalue, want.pvalue, rtol=5e-7)
+
+
+def test_shapiro_axes_nans_and_edges():
+    x = np.array([[0.1, 0.9, 0.4, 0.35, 2.0, 1.1], [3.0, 1.0, 2.0, 2.5, 0.5, 1.75]])
+    got = fst.shapiro(dev(x), axis=1)
+    assert_allclose(got.statistic, np.array([0.91112177, 0.97738599]), rtol=1e-7)  # SciPy's
+    assert_allclose(got.pvalue, np.array([0.44381738, 0.93785086]), rtol=1e-7)
+    assert_allclose(fst.shapiro(dev(x)).statistic, 0.9365773034709433, rtol=1e-8)
+    assert fst.shapiro(dev(x), axis=0, keepdims=True).statistic.shape == (1, 6)
+    xn = x.copy()
+    xn[1, 3] = np.nan
+    prop = fst.shapiro(dev(xn), axis=1)
+    assert np.isnan(funcgrad.to_numpy(prop.pvalue)[1])
+    omit = fst.shapiro(dev(xn), axis=1, nan_policy="omit")
+    want = ss.shapiro(xn, axis=1, nan_policy="omit")
+    assert_allclose(omit.statistic, want.statistic, rtol=1e-8)
+    with pytest.raises(ValueError, match="nan"):
+        fst.shapiro(dev(xn), nan_policy="raise")
+    # three points: the exact p-value; range zero: W = p = 1 (SciPy's, with its warning)
+    assert_allclose(fst.shapiro(dev(np.array([1.0, 2.0, 4.0]))).pvalue, 0.6368868450289689,
+                    rtol=1e-12)
+    with pytest.warns(UserWarning, match="range zero"):
+        flat = fst.shapiro(dev(np.ones(5)))
+    assert float(flat.statistic) == 1.0 and float(flat.pvalue) == 1.0
+    with pytest.warns(RuntimeWarning, match="fewer than 3"):
+        assert np.isnan(float(fst.shapiro(dev(np.array([1.0, 2.0]))).statistic))
+
+
+def test_shapiro_under_jit_vmap_and_grad():
+    x = _RNG.normal(size=(3, 15))
+    want = ss.shapiro(x, axis=1)
+    assert_allclose(funcgrad.jit(lambda v: fst.shapiro(v, axis=1).pvalue)(dev(x)), want.pvalue,
+                    rtol=5e-7)
+    assert_allclose(funcgrad.vmap(lambda v: fst.shapiro(v).statistic)(dev(x)), want.statistic,
+                    rtol=1e-8)
+    g = funcgrad.grad(lambda v: fst.shapiro(v).statistic)(dev(x[0]))
+    e = np.zeros(15)
+    e[4] = 1e-6
+    fd = (ss.shapiro(x[0] + e).statistic - ss.shapiro(x[0] - e).statistic) / 2e-6
+    assert_allclose(funcgrad.to_numpy(g)[4], fd, rtol=1e-5)
