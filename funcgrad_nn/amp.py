@@ -404,18 +404,25 @@ def casts(op: str, *args: Any) -> bool:
     return dev in state and op in AUTOCAST_POLICIES.get(dev, {})
 
 
+def _ctx_of(args: tuple[Any, ...]) -> Any:
+    # an autograd.Function's ctx (the first argument of forward/backward), else None
+    return args[0] if args and hasattr(args[0], "save_for_backward") else None
+
+
 def custom_fwd(fwd: Callable[..., Any] | None = None, *, device_type: str,
                cast_inputs: Any = None) -> Any:
     """``torch.amp.custom_fwd`` for an ``autograd.Function``'s ``forward``: with
-    ``cast_inputs`` given and autocast on for ``device_type``, the floating array arguments
-    are cast to ``cast_inputs`` and ``forward`` runs with autocast off; otherwise it runs
-    under the caller's autocast state.
+    ``cast_inputs`` given and autocast on for ``device_type``, the floating arrays of that
+    device type among the arguments (not float64 ones, as PyTorch's) are cast to
+    ``cast_inputs`` and ``forward`` runs with autocast off; otherwise it runs under the
+    caller's autocast state, which the ctx remembers for :func:`custom_bwd`.
 
     >>> import numpy as np
-    >>> f = custom_fwd(lambda x: x.dtype, device_type="cpu", cast_inputs=np.float32)
+    >>> f = custom_fwd(lambda x, y: (x.dtype, y.dtype), device_type="cpu",
+    ...                cast_inputs=np.float32)
     >>> with autocast("cpu", dtype=np.float16):
-    ...     f(np.ones(2, np.float16))
-    dtype('float32')
+    ...     f(np.ones(2, np.float16), np.ones(2, np.float64))
+    (dtype('float32'), dtype('float64'))
     """
     if fwd is None:
         return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
@@ -423,21 +430,29 @@ def custom_fwd(fwd: Callable[..., Any] | None = None, *, device_type: str,
 
     @functools.wraps(fwd)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        if cast_inputs is None or dev not in _state.get():
+        on = dev in _state.get()
+        ctx = _ctx_of(args)
+        if ctx is not None:  # PyTorch's attributes, read by custom_bwd
+            ctx._dtype = get_autocast_dtype(dev)
+            ctx._fwd_used_autocast = on and cast_inputs is None
+        if cast_inputs is None or not on:
             return fwd(*args, **kwargs)
         dt = numpy.dtype(cast_inputs)
 
         def cast(x: Any) -> Any:
-            return x.astype(dt) if _floating(x) else x
+            eligible = (_floating(x) and numpy.dtype(x.dtype) != numpy.float64
+                        and _array_device_type(x) == dev)
+            return x.astype(dt) if eligible else x
         with autocast(dev, enabled=False):
             return fwd(*tree_util.tree_map(cast, args), **tree_util.tree_map(cast, kwargs))
     return wrapped
 
 
 def custom_bwd(bwd: Callable[..., Any] | None = None, *, device_type: str) -> Any:
-    """``torch.amp.custom_bwd`` for an ``autograd.Function``'s ``backward``: it runs with
-    autocast off for ``device_type`` (funcgrad's backward passes run after the forward's
-    ``with`` block has closed, so there is no forward state to restore).
+    """``torch.amp.custom_bwd`` for an ``autograd.Function``'s ``backward``: it runs under
+    the autocast state its forward (decorated with :func:`custom_fwd`) ran under, as
+    PyTorch's: autocast with the forward's dtype when the forward ran autocast, off
+    otherwise (and when there is no such ctx).
 
     >>> g = custom_bwd(lambda ct: ct, device_type="cpu")
     >>> g(1.0)
@@ -449,7 +464,12 @@ def custom_bwd(bwd: Callable[..., Any] | None = None, *, device_type: str) -> An
 
     @functools.wraps(bwd)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
-        with autocast(dev, enabled=False):
+        ctx = _ctx_of(args)
+        state = autocast(dev, enabled=False)
+        if ctx is not None and getattr(ctx, "_fwd_used_autocast", False):
+            # the forward's own (checked) autocast state, entered again
+            state._enabled, state.fast_dtype = True, ctx._dtype
+        with state:
             return bwd(*args, **kwargs)
     return wrapped
 

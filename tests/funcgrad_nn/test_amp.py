@@ -271,6 +271,48 @@ def test_decorator_and_custom_fwd():
     g = amp.custom_fwd(lambda a: F.linear(a, a), device_type=DT, cast_inputs=np.float32)
     with nn.autocast(DT, dtype=F16):
         assert g(dev(np.ones((2, 3), F16))).dtype == np.float32  # inputs cast, autocast off
+        # PyTorch's _cast leaves float64 alone
+        h = amp.custom_fwd(lambda a, b: (a.dtype, b.dtype), device_type=DT,
+                           cast_inputs=np.float32)
+        assert h(dev(np.ones(2, F16)), dev(np.ones(2))) == (np.float32, np.float64)
+
+
+def _mm_function(**fwd_kw):
+    seen = {}
+
+    class MM(nn.autograd.Function):
+        @staticmethod
+        @amp.custom_fwd(device_type=DT, **fwd_kw)
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return a @ b
+
+        @staticmethod
+        @amp.custom_bwd(device_type=DT)
+        def backward(ctx, g):
+            seen["autocast"] = nn.is_autocast_enabled(DT)
+            a, b = ctx.saved_tensors
+            return g @ b.T, a.T @ g
+    return MM, seen
+
+
+@pytest.mark.parametrize("cast_inputs", [None, np.float32])
+def test_custom_bwd_runs_under_the_forwards_autocast_state(cast_inputs):
+    # torch: backward runs with autocast as forward ran it (on, unless cast_inputs turned it
+    # off), though the with block has closed by then
+    mm, seen = _mm_function(cast_inputs=cast_inputs)
+    a = dev(np.ones((2, 3), np.float32))
+    b = dev(np.ones((3, 4), np.float32))
+
+    def loss(a, b):
+        with nn.autocast(DT, dtype=F16):
+            y = mm.apply(a, b)
+        assert y.dtype == (np.float16 if cast_inputs is None else np.float32)
+        return y.astype(np.float32).sum()
+    ga, gb = funcgrad.grad(loss, argnums=(0, 1))(a, b)
+    assert seen["autocast"] is (cast_inputs is None)
+    assert ga.dtype == gb.dtype == np.float32
+    np.testing.assert_allclose(host(ga), np.full((2, 3), 4.0))
 
 
 def test_jit_traces_per_autocast_state():
