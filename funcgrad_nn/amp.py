@@ -623,10 +623,11 @@ class GradScaler:
                 f"scaler.{fname}(optimizer, grads)")
         self._check_scale_current(fname)
         inv = numpy.float32(1.0) / numpy.float32(self._scale)
-        found = False
+        # per device, whether each gradient is finite: read back once per device at the end
+        # (PyTorch's found_inf per device), not once per gradient (a GPU sync each)
+        finite: dict[Any, list[Any]] = {}
 
         def one(g: Any) -> Any:
-            nonlocal found
             if g is None:
                 return None
             if is_tracer(g):
@@ -637,12 +638,13 @@ class GradScaler:
                 # PyTorch's rule: loss scaling is for float32 parameters under autocast;
                 # float16 gradients of float16 parameters would overflow when unscaled back
                 raise ValueError("Attempting to unscale FP16 gradients.")
-            found = found or not bool(fnp.all(fnp.isfinite(g)))
+            finite.setdefault(device_of(g), []).append(fnp.all(fnp.isfinite(g)))
             if in_place and is_writeable(g):
                 g *= inv.astype(g.dtype) if numpy.dtype(g.dtype).kind == "f" else inv
                 return g
             return (g * inv).astype(g.dtype)
         out = tree_util.tree_map(one, grads, is_leaf=lambda v: v is None)
+        found = not all(bool(fnp.all(fnp.stack(flags))) for flags in finite.values())
         return out, found
 
     def unscale_(self, optimizer: Any, grads: Any = None) -> Any:
