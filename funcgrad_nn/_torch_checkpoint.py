@@ -29,14 +29,15 @@ from __future__ import annotations
 import codecs
 import collections
 import pickle
+import warnings
 import zipfile
 from collections.abc import Callable
 from typing import Any
 
 import numpy
 
-__all__ = ["CheckpointError", "is_torch_legacy", "is_torch_zip", "read_torch_legacy",
-           "read_torch_zip"]
+__all__ = ["CheckpointError", "UnpickledObject", "is_torch_legacy", "is_torch_zip",
+           "read_torch_legacy", "read_torch_zip"]
 
 
 class CheckpointError(ValueError):
@@ -150,6 +151,100 @@ def _device(kind: Any, index: Any = None) -> str:
     return str(kind) if index is None else f"{kind}:{int(index)}"
 
 
+class UnpickledObject:
+    """What ``nn.load(path, weights_only=False)`` gives for an object of a class (or a call
+    of a function) the checkpoint names that funcgrad_nn does not rebuild, such as the
+    ``argparse.Namespace`` of a training script's arguments or a Lightning checkpoint's
+    hyper-parameters: a stand-in holding what the file says about it, the class or function
+    never imported nor called. ``path`` is its import path, ``args`` the arguments it was
+    built with, ``state`` its pickled state (usually the instance's ``__dict__``), ``items``
+    and ``elements`` what was pickled into it as into a dict or a list; attributes of a dict
+    ``state`` read through (``ck["args"].lr``).
+
+    >>> stand_in = _stand_in("argparse", "Namespace")()   # as pickle's NEWOBJ makes it
+    >>> stand_in.__setstate__({"lr": 0.1}); stand_in.lr, stand_in
+    (0.1, <argparse.Namespace (not rebuilt): {'lr': 0.1}>)
+    """
+
+    path = ""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> UnpickledObject:
+        obj = object.__new__(cls)
+        d = obj.__dict__
+        d["args"], d["kwargs"], d["state"] = args, kwargs, None
+        d["items"], d["elements"] = {}, []
+        return obj
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass  # __new__ kept the arguments
+
+    def __setstate__(self, state: Any) -> None:
+        self.__dict__["state"] = state
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.items[key] = value
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.items[key]
+
+    def append(self, value: Any) -> None:
+        self.elements.append(value)
+
+    def extend(self, values: Any) -> None:
+        self.elements.extend(values)
+
+    def __getattr__(self, name: str) -> Any:
+        state = self.__dict__.get("state")
+        if isinstance(state, tuple) and len(state) == 2 and isinstance(state[0], dict):
+            state = state[0]  # (__dict__, __slots__ values)
+        if isinstance(state, dict) and name in state:
+            return state[name]
+        raise AttributeError(f"{type(self).__name__} stand-in of {self.path} has no "
+                             f"attribute {name!r} in its pickled state")
+
+    def __repr__(self) -> str:
+        d = self.__dict__
+        shown = d["state"] if d["state"] is not None else (d["items"] or d["elements"]
+                                                           or d["args"])
+        return f"<{self.path} (not rebuilt): {shown!r}>"
+
+
+_STAND_INS: dict[tuple[str, str], type] = {}
+
+
+def _stand_in(module: str, name: str) -> type:
+    """The :class:`UnpickledObject` subclass standing for ``module.name`` (one per name)."""
+    key = (module, name)
+    if key not in _STAND_INS:
+        _STAND_INS[key] = type(name, (UnpickledObject,), {
+            "__module__": __name__, "path": f"{module}.{name}", "__slots__": ()})
+    return _STAND_INS[key]
+
+
+def _reconstructor(cls: Any, base: Any, state: Any) -> Any:
+    """``copyreg._reconstructor`` (protocol 0/1's way to make an instance): only a stand-in."""
+    del base, state
+    if isinstance(cls, type) and issubclass(cls, UnpickledObject):
+        return cls.__new__(cls)
+    raise pickle.UnpicklingError(f"copyreg._reconstructor of {cls!r}")
+
+
+def _numpy_globals() -> dict[tuple[str, str], Any]:
+    """NumPy's scalar, dtype and array rebuilders (a checkpoint's ``best_acc``, an array of
+    metrics): they build from bytes and values already read by this reader, and call
+    nothing else."""
+    try:
+        from numpy._core import multiarray
+    except ImportError:  # NumPy 1
+        from numpy.core import multiarray  # type: ignore[no-redef]
+    table: dict[tuple[str, str], Any] = {("numpy", "dtype"): numpy.dtype,
+                                         ("numpy", "ndarray"): numpy.ndarray}
+    for mod in ("numpy.core.multiarray", "numpy._core.multiarray"):
+        table[mod, "scalar"] = multiarray.scalar
+        table[mod, "_reconstruct"] = multiarray._reconstruct
+    return table
+
+
 def _allowed() -> dict[tuple[str, str], Any]:
     table: dict[tuple[str, str], Any] = {
         ("collections", "OrderedDict"): collections.OrderedDict,
@@ -175,6 +270,10 @@ def _allowed() -> dict[tuple[str, str], Any]:
         table["torch.storage", name] = _StorageType(name)
     for name, dt in _TORCH_DTYPES.items():
         table["torch", name] = numpy.dtype(dt)
+    table.update(_numpy_globals())
+    # protocol 2 pickles written by Python 2 name the builtins module __builtin__
+    table.update({("__builtin__", name): v for (mod, name), v in list(table.items())
+                  if mod == "builtins"})
     return table
 
 
@@ -185,11 +284,13 @@ class _Unpickler(pickle.Unpickler):
     """``data.pkl``'s reader: only :data:`_ALLOWED` names, storages from the archive."""
 
     def __init__(self, file: Any, archive: zipfile.ZipFile | None, prefix: str, where: str,
-                 big_endian: bool) -> None:
+                 big_endian: bool, stand_ins: bool = False) -> None:
         super().__init__(file)
         self._archive, self._prefix, self._where = archive, prefix, where
         self._big = big_endian
         self._storages: dict[str, _Storage] = {}
+        #: weights_only=False: other names become stand-ins (collected here), not errors
+        self.stand_ins: set[str] | None = set() if stand_ins else None
 
     def _dtype(self, storage_type: _StorageType) -> tuple[numpy.dtype, bool]:
         kind = _STORAGE_DTYPES[storage_type.name]
@@ -197,14 +298,21 @@ class _Unpickler(pickle.Unpickler):
         return (dt.newbyteorder(">") if self._big else dt), kind == "bfloat16"
 
     def find_class(self, module: str, name: str) -> Any:
-        try:
-            return _ALLOWED[module, name]
-        except KeyError:
-            raise CheckpointError(
-                f"load: {self._where} is a PyTorch checkpoint that names {module}.{name}, "
-                "which is not a tensor, a dtype or a container (torch.load(weights_only=True) "
-                "refuses it too; nothing of the file's choosing is run): save a state_dict "
-                "(model.state_dict(), optimizer.state_dict()) instead of the object") from None
+        found = _ALLOWED.get((module, name))
+        if found is not None:
+            return found
+        if self.stand_ins is not None:
+            if (module, name) in (("copyreg", "_reconstructor"), ("copy_reg", "_reconstructor")):
+                return _reconstructor
+            self.stand_ins.add(f"{module}.{name}")
+            return _stand_in(module, name)
+        raise CheckpointError(
+            f"load: {self._where} is a PyTorch checkpoint that names {module}.{name}, which "
+            "is not a tensor, a dtype or a container (torch.load(weights_only=True) refuses "
+            "it too): load(path, weights_only=False) reads such objects as stand-ins "
+            "(funcgrad_nn.serialization.UnpickledObject; nothing of the file's choosing is "
+            "run), or save a state_dict (model.state_dict(), optimizer.state_dict()) "
+            "instead of the object")
 
     def persistent_load(self, pid: Any) -> Any:
         if not (isinstance(pid, tuple) and len(pid) >= 3 and pid[0] in ("storage", b"storage")
@@ -300,7 +408,16 @@ def is_torch_legacy(head: bytes) -> bool:
     return head[:15] == b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19."
 
 
-def read_torch_legacy(buf: bytes, where: str, place: Callable[[numpy.ndarray], Any]) -> Any:
+def _warn_stand_ins(reader: _Unpickler, where: str) -> None:
+    if reader.stand_ins:
+        warnings.warn(f"load: {where} holds objects funcgrad_nn does not rebuild "
+                      f"({', '.join(sorted(reader.stand_ins))}): they load as "
+                      "UnpickledObject stand-ins holding their pickled state",
+                      UserWarning, stacklevel=4)
+
+
+def read_torch_legacy(buf: bytes, where: str, place: Callable[[numpy.ndarray], Any],
+                      stand_ins: bool = False) -> Any:
     """The object of a legacy ``torch.save`` file (four pickles, then the storages' bytes),
     arrays passed through ``place``: read with the same restricted reader."""
     import io
@@ -312,7 +429,8 @@ def read_torch_legacy(buf: bytes, where: str, place: Callable[[numpy.ndarray], A
             raise CheckpointError(f"load: {where} is not a PyTorch checkpoint (magic number "
                                   f"{header[0]!r}, protocol {header[1]!r})")
         info = header[2] if isinstance(header[2], dict) else {}
-        reader = _Unpickler(f, None, "", where, not info.get("little_endian", True))
+        reader = _Unpickler(f, None, "", where, not info.get("little_endian", True),
+                            stand_ins)
         obj = reader.load()
         keys = _Unpickler(f, None, "", where, False).load()
         finished = reader.fill_legacy(f, keys)
@@ -322,6 +440,7 @@ def read_torch_legacy(buf: bytes, where: str, place: Callable[[numpy.ndarray], A
             AttributeError, IndexError) as e:
         raise CheckpointError(f"load: {where} is a corrupt PyTorch checkpoint "
                               f"({type(e).__name__}: {e})") from None
+    _warn_stand_ins(reader, where)
     memo = {k: place(v) for k, v in finished.items()}
     return _placed(obj, place, memo)
 
@@ -332,7 +451,7 @@ def is_torch_zip(archive: zipfile.ZipFile) -> bool:
 
 
 def read_torch_zip(archive: zipfile.ZipFile, where: str,
-                   place: Callable[[numpy.ndarray], Any]) -> Any:
+                   place: Callable[[numpy.ndarray], Any], stand_ins: bool = False) -> Any:
     """The object ``torch.save`` wrote into ``archive``, arrays passed through ``place``."""
     pkl = next(n for n in archive.namelist() if n.endswith("data.pkl"))
     prefix = pkl[:-len("data.pkl")]
@@ -342,11 +461,13 @@ def read_torch_zip(archive: zipfile.ZipFile, where: str,
         order = "little"  # archives before the byteorder record were little-endian
     try:
         with archive.open(pkl) as fh:
-            obj = _Unpickler(fh, archive, prefix, where, order == "big").load()
+            reader = _Unpickler(fh, archive, prefix, where, order == "big", stand_ins)
+            obj = reader.load()
     except CheckpointError:
         raise
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError,
             AttributeError, IndexError, zipfile.BadZipFile) as e:
         raise CheckpointError(f"load: {where} is a corrupt PyTorch checkpoint "
                               f"({type(e).__name__}: {e})") from None
+    _warn_stand_ins(reader, where)
     return _placed(obj, place, {})

@@ -53,6 +53,7 @@ import funcgrad
 from funcgrad.backend import canonical_device
 from funcgrad_nn._torch_checkpoint import (
     CheckpointError,
+    UnpickledObject,
     is_torch_legacy,
     is_torch_zip,
     read_torch_legacy,
@@ -61,7 +62,7 @@ from funcgrad_nn._torch_checkpoint import (
 from funcgrad_nn.module import Module, Parameter
 
 __all__ = ["load", "save", "save_model", "load_model", "save_file", "load_file",
-           "CheckpointError"]
+           "CheckpointError", "UnpickledObject"]
 
 _FORMAT = "funcgrad_nn.save/2"
 _NPZ_FORMAT = "funcgrad_nn.save/1"
@@ -504,7 +505,8 @@ def _describe(f: Any) -> str:
     return repr(name) if isinstance(name, str) else "the file object"
 
 
-def _load_npz(f: Any, where: str, place: Callable[[numpy.ndarray], Any]) -> Any:
+def _load_npz(f: Any, where: str, place: Callable[[numpy.ndarray], Any],
+              stand_ins: bool = False) -> Any:
     try:
         archive = numpy.load(f, allow_pickle=False)
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as e:
@@ -513,7 +515,7 @@ def _load_npz(f: Any, where: str, place: Callable[[numpy.ndarray], Any]) -> Any:
     with archive:
         if "__structure__" not in archive.files:
             if is_torch_zip(archive.zip):
-                return read_torch_zip(archive.zip, where, place)
+                return read_torch_zip(archive.zip, where, place, stand_ins)
             raise CheckpointError(f"load: {where} is not a funcgrad_nn checkpoint (an .npz "
                                   "without a __structure__ entry)")
         try:
@@ -540,9 +542,12 @@ def load(f: str | os.PathLike | Any, map_location: Any = None, pickle_module: An
     ``map_location(array, "cpu")`` whose result is used (None keeps the array).
     ``torch.save``'s checkpoints (``model.pt``/``.pth``, zip or legacy) are read too, by a restricted
     reader (PyTorch's tensors, dtypes and containers only, as ``torch.load(weights_only=True)``;
-    any other object in the file is refused, never run). ``weights_only``, ``mmap`` and
-    ``torch.load``'s ``pickle_load_args`` (``encoding=``) are accepted for PyTorch
-    compatibility: the arrays are read into memory; a ``pickle_module`` is refused.
+    any other object in the file is refused, never run; with ``weights_only=False`` such
+    objects, e.g. a script's ``argparse.Namespace``, load as
+    :class:`~funcgrad_nn._torch_checkpoint.UnpickledObject` stand-ins holding their pickled
+    state, their code still never run). ``mmap`` and ``torch.load``'s ``pickle_load_args``
+    (``encoding=``) are accepted for PyTorch compatibility: the arrays are read into memory;
+    a ``pickle_module`` is refused.
 
     >>> import io, numpy as np
     >>> buf = io.BytesIO(); save([np.int64(3), "x", None], buf); _ = buf.seek(0)
@@ -554,7 +559,10 @@ def load(f: str | os.PathLike | Any, map_location: Any = None, pickle_module: An
     if pickle_module is not None:
         raise TypeError("load(pickle_module=...): funcgrad_nn.load reads safetensors and never "
                         "unpickles")
-    del weights_only, mmap, pickle_load_args
+    del mmap, pickle_load_args
+    # torch.load's weights_only=False: objects of a torch checkpoint beyond tensors and
+    # containers load as stand-ins (never their own code), where the default refuses them
+    stand_ins = weights_only is False
     where = _describe(f)
     place = _placement(map_location)
     if isinstance(f, (bytes, bytearray)):
@@ -566,7 +574,7 @@ def load(f: str | os.PathLike | Any, map_location: Any = None, pickle_module: An
                 head = fh.read(8)
                 if head[:2] == b"PK":
                     fh.seek(0)
-                    return _load_npz(fh, where, place)
+                    return _load_npz(fh, where, place, stand_ins)
                 if len(head) == 8:
                     n = struct.unpack("<Q", head)[0]
                     head += fh.read(min(n, size))
@@ -577,12 +585,12 @@ def load(f: str | os.PathLike | Any, map_location: Any = None, pickle_module: An
         buf = f.read()
         size, head = len(buf), buf
         if head[:2] == b"PK":
-            return _load_npz(io.BytesIO(buf), where, place)
+            return _load_npz(io.BytesIO(buf), where, place, stand_ins)
     if is_torch_legacy(head):  # torch.save(..., _use_new_zipfile_serialization=False)
         if buf is None:
             with open(f, "rb") as fh:
                 buf = fh.read()
-        return read_torch_legacy(bytes(buf), where, place)
+        return read_torch_legacy(bytes(buf), where, place, stand_ins)
     header = _check_safetensors(buf, size, head, where)
     meta = header.get("__metadata__") or {}
     try:

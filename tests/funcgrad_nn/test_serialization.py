@@ -478,6 +478,35 @@ def test_a_torch_checkpoint_naming_other_globals_is_refused_without_running_them
         nn.load(tmp_path / "cut.pt")
 
 
+def test_weights_only_false_loads_other_objects_as_stand_ins_without_running_them(tmp_path):
+    # torch.save({"args": argparse.Namespace(...), "acc": np.float64, ...}): the default
+    # refuses the Namespace, as torch.load(weights_only=True); weights_only=False gives a
+    # stand-in (its class never imported nor called); NumPy scalars and arrays load as such
+    import argparse
+    import pickle
+
+    from funcgrad_nn.serialization import UnpickledObject
+
+    obj = {"args": argparse.Namespace(lr=0.1, name="run"), "acc": np.float64(0.5),
+           "hist": np.arange(3)}
+    _torch_zip(tmp_path / "misc.pt", pickle.dumps(obj, protocol=2))
+    with pytest.raises(CheckpointError, match=r"names argparse\.Namespace.*weights_only=False"):
+        nn.load(tmp_path / "misc.pt")
+    with pytest.warns(UserWarning, match=r"argparse\.Namespace\): they load as UnpickledObject"):
+        ck = nn.load(tmp_path / "misc.pt", weights_only=False)
+    assert isinstance(ck["args"], UnpickledObject) and ck["args"].path == "argparse.Namespace"
+    assert (ck["args"].lr, ck["args"].name) == (0.1, "run")
+    assert type(ck["acc"]) is np.float64 and ck["acc"] == 0.5
+    assert host(ck["hist"]).tolist() == [0, 1, 2]
+    marker = tmp_path / "ran"
+    _torch_zip(tmp_path / "evil.pt", b"cos\nsystem\n(S'touch " + str(marker).encode()
+               + b"'\ntR.")
+    with pytest.warns(UserWarning, match=r"os\.system"):
+        stand_in = nn.load(tmp_path / "evil.pt", weights_only=False)
+    assert not marker.exists() and stand_in.path == "os.system"
+    assert stand_in.args == (f"touch {marker}",)
+
+
 def test_a_plain_pickle_gets_a_clear_error_naming_the_conversion(tmp_path):
     # pickle.dump's file is never unpickled; a legacy torch.save file cut short is corrupt
     import pickle
