@@ -622,7 +622,9 @@ def _inv_impl(a: Any) -> list[Any]:
     # inv factors a^T for a C-ordered matrix (and uses getri for stacks), so a singular matrix
     # gave other inf/NaN than LAPACK's (JAX's) values, which solve's LU of a gives everywhere.
     xp = xp_for(a)
-    eye = xp.broadcast_to(xp.eye(a.shape[-1], dtype=a.dtype), a.shape)
+    eye = xp.eye(a.shape[-1], dtype=a.dtype)
+    if a.ndim > 2:   # a real array per matrix: CuPy's batched solve reshapes and writes b's like
+        eye = xp.broadcast_to(eye, a.shape).copy()
     try:
         return [xp.linalg.solve(a, eye)]
     except LinAlgError:  # singular (NumPy raises): inf/NaN as solve (JAX's values)
