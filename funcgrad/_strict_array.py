@@ -1048,16 +1048,15 @@ def _linalg_inv(a: np.ndarray) -> np.ndarray:
         return _each(_lu_solve_no_raise, a, eye)
 
 
-def _linalg_svd(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = True,
-                hermitian: bool = False) -> Any:
-    """CuPy's svd: NaN or inf input gives partly NaN values (cuSOLVER's gesvd: ``s`` of
-    ``[[nan, 1], [1, 2]]`` was ``[nan, 2]``), not NumPy's LinAlgError."""
+def _linalg_svd(a: np.ndarray, full_matrices: bool = True, compute_uv: bool = True) -> Any:
+    """CuPy's svd (which has no ``hermitian``): NaN or inf input gives partly NaN values
+    (cuSOLVER's gesvd: ``s`` of ``[[nan, 1], [1, 2]]`` was ``[nan, 2]``), not NumPy's
+    LinAlgError."""
     try:
-        return np.linalg.svd(a, full_matrices, compute_uv, hermitian)
+        return np.linalg.svd(a, full_matrices, compute_uv)
     except np.linalg.LinAlgError:
         bad = ~np.isfinite(a).all(axis=(-2, -1))
-        res = np.linalg.svd(np.where(bad[..., None, None], 0, a), full_matrices, compute_uv,
-                            hermitian)
+        res = np.linalg.svd(np.where(bad[..., None, None], 0, a), full_matrices, compute_uv)
         (res.S if compute_uv else res)[bad, :1] = np.nan
         return res
 
