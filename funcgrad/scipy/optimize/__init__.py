@@ -49,6 +49,7 @@ from funcgrad.scipy.optimize._neldermead import minimize_neldermead
 from funcgrad.scipy.optimize._objective import Bounds, Objective, host_bounds
 from funcgrad.scipy.optimize._powell import minimize_powell
 from funcgrad.scipy.optimize._scalar import OptimizeResult, bracket, minimize_scalar
+from funcgrad.scipy.optimize._slsqp import host_constraints, minimize_slsqp
 from funcgrad.scipy.optimize._zeros import RootResults, bisect, brentq, root_scalar
 
 __all__ = ["minimize", "OptimizeResults", "line_search", "LineSearchResults", "brentq",
@@ -85,11 +86,12 @@ def minimize(fun: Callable[..., Any], x0: Any, args: tuple = (), *, method: str 
              options: Mapping[str, Any] | None = None) -> Any:
     """Minimise the scalar ``fun(x, *args)`` from the 1-D ``x0``.
 
-    ``method`` (case-insensitive; default ``"BFGS"``, ``"L-BFGS-B"`` with ``bounds``, as
-    SciPy) is ``"BFGS"`` or JAX's ``"l-bfgs-experimental-do-not-rely-on-this"``: these are
+    ``method`` (case-insensitive; default ``"BFGS"``, ``"L-BFGS-B"`` with ``bounds``,
+    ``"SLSQP"`` with ``constraints``, as SciPy) is ``"BFGS"`` or JAX's ``"l-bfgs-experimental-do-not-rely-on-this"``: these are
     ``jax.scipy.optimize.minimize`` (pure functions: ``jit`` and ``vmap`` work) and return the
     NamedTuple :class:`OptimizeResults`. SciPy's ``"Nelder-Mead"``, ``"Powell"``, ``"L-BFGS-B"`` (with
-    ``bounds``), ``"CG"`` and ``"Newton-CG"`` iterate on the host (they branch on the values:
+    ``bounds``), ``"CG"``, ``"Newton-CG"`` and ``"SLSQP"`` (``constraints``: SciPy's dicts
+    ``{"type": "eq"/"ineq", "fun", "jac", "args"}``, with ``bounds``) iterate on the host (they branch on the values:
     a traced ``x0`` or ``fun`` raises ``TypeError``) and return SciPy's :class:`OptimizeResult`
     (``x``, ``fun``, ``jac``, ``nit``, ``nfev``, ``njev``, ``success``, ``status``,
     ``message``; ``x`` and ``jac`` on ``x0``'s device).
@@ -123,14 +125,15 @@ def minimize(fun: Callable[..., Any], x0: Any, args: tuple = (), *, method: str 
     """
     if not isinstance(args, tuple):
         raise TypeError(f"minimize: args must be a tuple, got {type(args).__name__}")
-    if constraints:
-        raise ValueError("minimize: constraints are not supported (funcgrad provides no "
-                         "SLSQP, COBYLA or trust-constr); use bounds with L-BFGS-B, or a "
-                         "penalty")
     options = dict(options or {})
-    if method is None:
-        method = "L-BFGS-B" if bounds is not None else "BFGS"
+    if method is None:  # SciPy's choice
+        method = "SLSQP" if constraints else "L-BFGS-B" if bounds is not None else "BFGS"
     name = method.lower() if isinstance(method, str) else None
+    if constraints and name != "slsqp":
+        raise ValueError(f"minimize: method {method!r} cannot handle constraints; use "
+                         "'SLSQP' (funcgrad provides no COBYLA or trust-constr)")
+    if constraints:
+        options["constraints"] = constraints
     if name in _HOST_METHODS:
         return _minimize_host(name, fun, x0, args, jac, hess, hessp, bounds, tol, callback,
                               options)
@@ -211,7 +214,9 @@ def _minimize_host(name: str, fun: Callable[..., Any], x0: Any, args: tuple, jac
     if tol is not None:
         for key in tol_options:
             options.setdefault(key, tol)
-    if name in ("nelder-mead", "l-bfgs-b", "powell"):
+    if name == "slsqp":
+        options["constraints"] = host_constraints(options.get("constraints", ()), device)
+    if name in ("nelder-mead", "l-bfgs-b", "powell", "slsqp"):
         options["bounds"] = host_bounds("minimize", bounds, x_host.size)
     elif bounds is not None:
         raise ValueError(f"minimize: method {name!r} cannot handle bounds; use 'L-BFGS-B', "
@@ -250,6 +255,9 @@ _HOST_METHODS: dict[str, tuple[Callable[..., Any], set[str], tuple[str, ...]]] =
     "cg": (minimize_cg,
            {"gtol", "norm", "maxiter", "disp", "return_all", "eps", "c1", "c2",
             "finite_diff_rel_step", "workers"}, ("gtol",)),
+    "slsqp": (minimize_slsqp,
+              {"constraints", "maxiter", "ftol", "eps", "disp", "iprint",
+               "finite_diff_rel_step", "workers"}, ("ftol",)),
     "newton-cg": (minimize_newtoncg,
                   {"xtol", "eps", "maxiter", "disp", "return_all", "c1", "c2"}, ("xtol",)),
 }

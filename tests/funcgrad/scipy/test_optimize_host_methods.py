@@ -145,3 +145,59 @@ def test_powell_is_scipys_step_for_step():
         want = so.minimize(quad_np, np.full(3, 0.2), method="Powell", bounds=bounds)
         np.testing.assert_allclose(host(got.x), want.x, rtol=1e-10)
         assert (got.nit, got.nfev) == (want.nit, want.nfev)
+
+
+def _hs071(x):
+    return x[0] * x[3] * (x[0] + x[1] + x[2]) + x[2]
+
+
+_SLSQP_CASES = {
+    # SciPy's tutorial: three inequalities and bounds
+    "tutorial": (lambda x: (x[0] - 1) ** 2 + (x[1] - 2.5) ** 2, np.array([2.0, 0.0]),
+                 lambda m: [{"type": "ineq", "fun": lambda x: x[0] - 2 * x[1] + 2},
+                            {"type": "ineq", "fun": lambda x: -x[0] - 2 * x[1] + 6},
+                            {"type": "ineq", "fun": lambda x: -x[0] + 2 * x[1] + 2}],
+                 [(0, None), (0, None)]),
+    # Hock-Schittkowski 71: an inequality, an equality and bounds
+    "hs071": (_hs071, np.array([1.0, 5.0, 5.0, 1.0]),
+              lambda m: [{"type": "ineq", "fun": lambda x: x[0] * x[1] * x[2] * x[3] - 25.0},
+                         {"type": "eq", "fun": lambda x: m.sum(x ** 2) - 40.0}],
+              [(1, 5)] * 4),
+    # a vector-valued inequality with its Jacobian given
+    "vector": (lambda x: -x[0] * x[1] * x[2], np.ones(3),
+               lambda m: {"type": "ineq",
+                          "fun": lambda x: m.stack([10 - x[0] - 2 * x[1] - 2 * x[2], x[0]]),
+                          "jac": lambda x: m.array([[-1.0, -2.0, -2.0], [1.0, 0.0, 0.0]])},
+               None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_SLSQP_CASES))
+def test_slsqp_matches_scipy(case):
+    f, x0, cons, bounds = _SLSQP_CASES[case]
+    want = so.minimize(f, x0, method="SLSQP", constraints=cons(np), bounds=bounds)
+    got = minimize(f, dev(x0), method="SLSQP", constraints=cons(fnp), bounds=bounds)
+    assert got.success and got.status == 0 and got.message == want.message
+    np.testing.assert_allclose(host(got.x), want.x, atol=2e-4)  # ftol = 1e-6 on f
+    np.testing.assert_allclose(got.fun, want.fun, rtol=1e-6)
+    np.testing.assert_allclose(got.multipliers, want.multipliers, atol=1e-3)
+    assert is_device_array(got.x) == is_device_array(dev(x0))
+
+
+def test_slsqp_defaults_errors_and_failures():
+    cons = {"type": "eq", "fun": lambda x: x[0] + x[1] - 1.0}
+    res = minimize(lambda x: fnp.sum(x ** 2), dev(np.array([2.0, 0.0])), constraints=cons)
+    np.testing.assert_allclose(host(res.x), [0.5, 0.5], atol=1e-8)  # SLSQP by default
+    np.testing.assert_allclose(res.multipliers, [1.0], atol=1e-8)
+    # the linearised constraints contradict each other: stopped, not successful
+    bad = [{"type": "ineq", "fun": lambda x: -x[0] - 1}, {"type": "ineq", "fun": lambda x: x[0]}]
+    res = minimize(lambda x: fnp.sum(x ** 2), dev(np.array([2.0, 0.0])), method="SLSQP",
+                   constraints=bad)
+    assert not res.success and res.status in (4, 8)
+    with pytest.raises(ValueError, match="cannot handle constraints"):
+        minimize(lambda x: fnp.sum(x ** 2), np.zeros(2), method="BFGS", constraints=cons)
+    with pytest.raises(ValueError, match="'eq' or 'ineq'"):
+        minimize(lambda x: fnp.sum(x ** 2), np.zeros(2), constraints={"type": "le", "fun": len})
+    res = minimize(lambda x: fnp.sum(x ** 2), np.array([2.0, 0.0]), constraints=cons,
+                   options={"maxiter": 1})
+    assert res.status == 9 and not res.success
