@@ -12,7 +12,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy
@@ -79,15 +78,17 @@ def _edge_matrix(window_length: int, polyorder: int, deriv: int, delta: float,
                  rows: numpy.ndarray) -> numpy.ndarray:
     """The values (or ``deriv``-th derivatives) at window positions ``rows`` of the
     least-squares polynomial through the window: a ``(len(rows), window_length)`` matrix
-    (SciPy's ``polyfit`` then ``polyval`` at the ends, as one linear map)."""
-    t = numpy.arange(window_length, dtype=float)
-    vander = numpy.vander(t, polyorder + 1)
-    fit = numpy.linalg.pinv(vander)  # coefficients, highest power first
-    powers = numpy.arange(polyorder, -1, -1)
-    # d^deriv/dt^deriv of t**p = p! / (p - deriv)! t**(p - deriv)
-    scale = numpy.array([math.perm(int(p), deriv) if p >= deriv else 0.0 for p in powers])
-    ev = numpy.where(powers >= deriv, rows[:, None] ** numpy.maximum(powers - deriv, 0), 0.0)
-    return (ev * scale) @ fit / (float(delta) ** deriv)
+    (SciPy's ``polyfit`` then ``polyval`` at the ends, as one linear map). Fitted in the
+    Chebyshev basis of the window mapped onto [-1, 1]: the monomials' Vandermonde matrix
+    (powers up to ``window_length**polyorder``) lost every digit from 21 samples of order 12."""
+    cheb = numpy.polynomial.chebyshev
+    mid = (window_length - 1) / 2
+    half = max(mid, 1.0)
+    fit = numpy.linalg.pinv(cheb.chebvander((numpy.arange(window_length) - mid) / half,
+                                            polyorder))   # Chebyshev coefficients
+    ev = numpy.stack([cheb.chebval((rows - mid) / half, cheb.chebder(e, deriv))
+                      for e in numpy.eye(polyorder + 1)], axis=-1)
+    return ev @ fit / (half * float(delta)) ** deriv
 
 
 def savgol_filter(x: Any, window_length: int, polyorder: int, deriv: int = 0,
