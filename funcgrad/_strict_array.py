@@ -750,6 +750,12 @@ def _wrap_callable(fn: Callable[..., Any], qualname: str, kind: str) -> Callable
     return wrapper
 
 
+#: The ufuncs whose ``at`` CuPy has (``cupy.ufunc.at``, a scatter kernel); the others have
+#: none there, so none here.
+_CUPY_UFUNCS_WITH_AT = frozenset({"add", "subtract", "maximum", "minimum", "bitwise_and",
+                                  "bitwise_or", "bitwise_xor"})
+
+
 class _StrictUfunc:
     """A NumPy ufunc lifted to StrictArray, keeping ``reduce``/``accumulate``/``at``/..."""
 
@@ -765,7 +771,8 @@ class _StrictUfunc:
         self.accumulate = _wrap_callable(ufunc.accumulate, qual + ".accumulate", "array")
         self.reduceat = _wrap_callable(ufunc.reduceat, qual + ".reduceat", "array")
         self.outer = _wrap_callable(ufunc.outer, qual + ".outer", "ufunc")
-        self.at = _wrap_callable(ufunc.at, qual + ".at", "array")
+        if name in _CUPY_UFUNCS_WITH_AT:
+            self.at = _wrap_callable(ufunc.at, qual + ".at", "array")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         _cupy_scalar_check(args, self.__qualname__)
@@ -774,8 +781,8 @@ class _StrictUfunc:
     def __getattr__(self, name: str) -> Any:
         # nin, nout, nargs, identity, types, ntypes, signature, ...
         inner = self.__dict__.get("_ufunc")
-        if inner is None:
-            raise AttributeError(name)
+        if inner is None or name == "at":
+            raise AttributeError(f"strict backend (as CuPy): {self.__name__!r} has no {name!r}")
         return getattr(inner, name)
 
     def __repr__(self) -> str:

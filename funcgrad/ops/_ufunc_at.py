@@ -1,10 +1,10 @@
 """``numpy.<ufunc>.at`` on every array module: unbuffered in-place updates where an element
 named several times is updated once per occurrence.
 
-NumPy and the strict test backend have ``ufunc.at`` for every ufunc; CuPy's atomic
-``cupy.add.at`` (for 32/64-bit numbers and float16; ``cupyx.scatter_add`` on older CuPy,
-deprecated in CuPy 14) is used for additions. For the rest, :func:`ufunc_at` works in
-rounds over occurrence ranks: the updates are sorted
+NumPy has ``ufunc.at`` for every ufunc; CuPy's atomic ``cupy.add.at`` (for 32/64-bit
+numbers and float16; ``cupyx.scatter_add`` on older CuPy, deprecated in CuPy 14) is used for
+additions, and the strict test backend models CuPy's (``add.at`` only). For the rest,
+:func:`ufunc_at` works in rounds over occurrence ranks: the updates are sorted
 stably by the element they name, each gets its rank among the updates of that element
 (0 for the first), and round ``r`` applies the rank-``r`` updates with one plain fancy-index
 read-modify-write (the elements of one round are distinct). Repeated updates meet in their
@@ -18,8 +18,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+import numpy
+
 from funcgrad.backend import to_numpy
-from funcgrad.ops.indexing import is_numpy_like
 
 __all__ = ["set_at", "ufunc_at"]
 
@@ -29,9 +30,13 @@ __all__ = ["set_at", "ufunc_at"]
 #: float64 through float32 (``atomicMax`` on doubles goes through ``fmaxf`` in CuPy 14's
 #: atomics.cuh, seen on an H100) and its other ufuncs have no ``at``: the rounds below are
 #: exact for every ufunc and dtype.
+_CUPY_ADD_DTYPES = frozenset({"int32", "int64", "uint32", "uint64", "float16", "float32",
+                              "float64"})
 _DEVICE_AT: dict[str, dict[str, frozenset[str]]] = {
-    "cupy": {"add": frozenset(
-        {"int32", "int64", "uint32", "uint64", "float16", "float32", "float64"})},
+    "cupy": {"add": _CUPY_ADD_DTYPES},
+    # The strict backend models CuPy here (its ufuncs have CuPy's ``at`` only), so that the
+    # CPU strict pass runs the paths the GPU runs.
+    "strict_numpy": {"add": _CUPY_ADD_DTYPES},
 }
 
 #: The same kernels where the module's ufuncs have no ``at`` (older CuPy): module name ->
@@ -42,6 +47,11 @@ _LEGACY_KERNELS: dict[str, tuple[str, dict[str, str]]] = {
 
 #: Above this many occurrences of one element, combine by a segmented scan instead of rounds.
 MAX_ROUNDS = 32
+
+
+def _exact_at_for_all(xp: Any) -> bool:
+    """Whether ``xp``'s ``ufunc.at`` exists and is exact for every ufunc and dtype (NumPy)."""
+    return xp is numpy
 
 
 def _device_kernel(xp: Any, op: str, dtype: Any) -> Any:
@@ -71,7 +81,7 @@ def ufunc_at(xp: Any, op: str, out: Any, key: tuple, updates: Any, *,
         >>> ufunc_at(np, "multiply", np.ones(3), (np.array([1, 1, 2]),), np.array([2., 3., 5.]))
         array([1., 6., 5.])
     """
-    if is_numpy_like(xp):
+    if _exact_at_for_all(xp):
         getattr(xp, op).at(out, key, updates)
         return out
     kernel = _device_kernel(xp, op, out.dtype)
@@ -91,7 +101,7 @@ def set_at(xp: Any, out: Any, key: tuple, updates: Any) -> Any:
         >>> set_at(np, np.zeros(3), (np.array([1, 1, 2]),), np.array([2., 3., 5.]))
         array([0., 3., 5.])
     """
-    if is_numpy_like(xp):
+    if _exact_at_for_all(xp):  # NumPy: the last write wins (the strict backend: as CuPy)
         out[key] = updates
         return out
     pos = xp.arange(out.size, dtype=xp.int64).reshape(out.shape)[key]

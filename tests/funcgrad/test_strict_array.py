@@ -847,3 +847,29 @@ def test_sorts_order_floats_by_their_bits_as_cupys_radix_sort():
                                             [True, True, False, False]]
     assert a.argsort(axis=None).get().tolist() == xp.argsort(a, axis=None).get().tolist()
     assert xp.sort(S(np.array([3, 1, 2]))).get().tolist() == [1, 2, 3]
+
+
+def test_ufuncs_have_at_only_where_cupys_do():
+    # cupy.ufunc.at is a scatter kernel for add/subtract/maximum/minimum and the bitwise
+    # and/or/xor: funcgrad's other indexed updates (x.at[i].multiply) must not need it
+    assert hasattr(xp.add, "at") and hasattr(xp.bitwise_or, "at")
+    for name in ("multiply", "divide", "logical_or", "power"):
+        with pytest.raises(AttributeError, match="as CuPy"):
+            getattr(xp, name).at  # noqa: B018
+
+
+def test_indexed_updates_take_the_gpu_paths_on_the_strict_backend():
+    # multiply/min/max and set with repeated indices go through funcgrad.ops._ufunc_at's
+    # rounds there, as on CuPy, and equal NumPy's ufunc.at / last-write-wins
+    import funcgrad.numpy as fnp
+
+    x, idx = np.arange(1.0, 6.0), np.array([1, 3, 1, 1, 4])
+    u = np.array([2.0, -1.0, 3.0, 0.5, 7.0])
+    for method, ufunc in (("multiply", np.multiply), ("min", np.minimum), ("max", np.maximum)):
+        want = x.copy()
+        ufunc.at(want, (idx,), u)
+        got = getattr(fnp.at(S(x))[S(idx)], method)(S(u))
+        assert type(got) is StrictArray and got.get().tolist() == want.tolist()
+    want = x.copy()
+    want[idx] = u
+    assert fnp.at(S(x))[S(idx)].set(S(u)).get().tolist() == want.tolist()

@@ -22,7 +22,8 @@ OPS = ["multiply", "add", "maximum", "minimum"]
 @pytest.fixture
 def without_ufunc_at(monkeypatch):
     """Every array module treated like one without ``ufunc.at`` and without scatter kernels."""
-    monkeypatch.setattr(_ufunc_at, "is_numpy_like", lambda xp: False)
+    monkeypatch.setattr(_ufunc_at, "_exact_at_for_all", lambda xp: False)
+    monkeypatch.setattr(_ufunc_at, "_DEVICE_AT", {})
 
 
 @st.composite
