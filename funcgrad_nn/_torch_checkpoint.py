@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import codecs
 import collections
+import functools
 import pickle
 import warnings
 import zipfile
@@ -65,6 +66,20 @@ _TORCH_DTYPES = {
     "complex128": "complex128", "cdouble": "complex128",
 }
 
+#: torch dtypes NumPy has no dtype for (a tensor of one is a CheckpointError)
+_NO_NUMPY_DTYPES = ("float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
+                    "float8_e8m0fnu", "float4_e2m1fn_x2", "complex32", "chalf", "qint8",
+                    "quint8", "qint32", "quint4x2", "quint2x4", "bits8", "bits16")
+
+
+class _NoNumpyDtype:
+    """A torch dtype NumPy lacks, named in the checkpoint (``torch.float8_e4m3fn``)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
 
 class _StorageType:
     """What a pickled ``torch.FloatStorage`` (etc.) global stands for: the dtype of the bytes."""
@@ -78,11 +93,13 @@ class _StorageType:
 class _Storage:
     """One storage of the archive (``<name>/data/<key>``) as a flat NumPy array."""
 
-    __slots__ = ("array", "bfloat16", "views", "pending")
+    __slots__ = ("array", "bfloat16", "views", "pending", "typed")
 
     def __init__(self, array: numpy.ndarray, bfloat16: bool, pending: bool = False) -> None:
         self.array = array
         self.bfloat16 = bfloat16
+        #: this (untyped) storage's bytes read as another dtype: dtype -> _Storage
+        self.typed: dict[numpy.dtype, _Storage] = {}
         # a legacy file's storage, whose bytes follow the pickle: its tensors are views
         # until then, finished by read_torch_legacy
         self.pending = pending
@@ -131,6 +148,26 @@ def _finished(view: numpy.ndarray, bfloat16: bool) -> numpy.ndarray:
     if bfloat16:  # bfloat16's 16 bits are the high half of a float32's
         out = (out.astype(numpy.uint32) << 16).view(numpy.float32)
     return out
+
+
+def _rebuild_tensor_v3(big_endian: bool, storage: _Storage, offset: int, size: Any,
+                       stride: Any, requires_grad: Any, hooks: Any, dtype: Any,
+                       *rest: Any) -> numpy.ndarray:
+    """``torch._utils._rebuild_tensor_v3``: a tensor of a newer dtype (uint16/32/64, float8)
+    over an untyped (byte) storage, its dtype given."""
+    if isinstance(dtype, _NoNumpyDtype):
+        raise CheckpointError(f"load: a tensor has dtype torch.{dtype.name}, which NumPy "
+                              "cannot hold (convert it in PyTorch first, e.g. to float32)")
+    if not isinstance(storage, _Storage) or not isinstance(dtype, numpy.dtype):
+        raise CheckpointError("load: a tensor in the checkpoint has no storage")
+    dt = dtype.newbyteorder(">" if big_endian else "<")
+    typed = storage.typed.get(dt)
+    if typed is None:
+        if storage.array.nbytes % dt.itemsize:
+            raise CheckpointError(f"load: a {dtype} tensor's storage holds "
+                                  f"{storage.array.nbytes} bytes, not a whole number of them")
+        typed = storage.typed[dt] = _Storage(storage.array.view(dt), False, storage.pending)
+    return _rebuild_tensor(typed, offset, size, stride, requires_grad, hooks, *rest)
 
 
 def _rebuild_parameter(data: Any, *rest: Any) -> Any:
@@ -270,6 +307,8 @@ def _allowed() -> dict[tuple[str, str], Any]:
         table["torch.storage", name] = _StorageType(name)
     for name, dt in _TORCH_DTYPES.items():
         table["torch", name] = numpy.dtype(dt)
+    for name in _NO_NUMPY_DTYPES:
+        table["torch", name] = _NoNumpyDtype(name)
     table.update(_numpy_globals())
     # protocol 2 pickles written by Python 2 name the builtins module __builtin__
     table.update({("__builtin__", name): v for (mod, name), v in list(table.items())
@@ -298,6 +337,8 @@ class _Unpickler(pickle.Unpickler):
         return (dt.newbyteorder(">") if self._big else dt), kind == "bfloat16"
 
     def find_class(self, module: str, name: str) -> Any:
+        if (module, name) == ("torch._utils", "_rebuild_tensor_v3"):
+            return functools.partial(_rebuild_tensor_v3, self._big)
         found = _ALLOWED.get((module, name))
         if found is not None:
             return found
@@ -371,8 +412,10 @@ class _Unpickler(pickle.Unpickler):
                 raise CheckpointError(f"load: {self._where} is truncated or corrupt: storage "
                                       f"{key} holds {len(raw)} bytes of {storage.array.nbytes}")
             storage.array[...] = numpy.frombuffer(raw, storage.array.dtype)
+        storages = list(self._storages.values())
+        storages += [t for s in storages for t in s.typed.values()]
         return {id(view): _finished(view, s.bfloat16)
-                for s in self._storages.values() for view in s.views.values()}
+                for s in storages for view in s.views.values()}
 
 
 def _placed(obj: Any, place: Callable[[numpy.ndarray], Any],
@@ -408,6 +451,14 @@ def is_torch_legacy(head: bytes) -> bool:
     return head[:15] == b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19."
 
 
+def _named(error: CheckpointError, where: str) -> CheckpointError:
+    """``error`` naming the file (the rebuild functions raise without knowing it)."""
+    message = str(error)
+    if where not in message:
+        return CheckpointError(message.replace("load: ", f"load: {where}: ", 1))
+    return error
+
+
 def _warn_stand_ins(reader: _Unpickler, where: str) -> None:
     if reader.stand_ins:
         warnings.warn(f"load: {where} holds objects funcgrad_nn does not rebuild "
@@ -434,8 +485,8 @@ def read_torch_legacy(buf: bytes, where: str, place: Callable[[numpy.ndarray], A
         obj = reader.load()
         keys = _Unpickler(f, None, "", where, False).load()
         finished = reader.fill_legacy(f, keys)
-    except CheckpointError:
-        raise
+    except CheckpointError as e:
+        raise _named(e, where) from None
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError,
             AttributeError, IndexError) as e:
         raise CheckpointError(f"load: {where} is a corrupt PyTorch checkpoint "
@@ -463,8 +514,8 @@ def read_torch_zip(archive: zipfile.ZipFile, where: str,
         with archive.open(pkl) as fh:
             reader = _Unpickler(fh, archive, prefix, where, order == "big", stand_ins)
             obj = reader.load()
-    except CheckpointError:
-        raise
+    except CheckpointError as e:
+        raise _named(e, where) from None
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError,
             AttributeError, IndexError, zipfile.BadZipFile) as e:
         raise CheckpointError(f"load: {where} is a corrupt PyTorch checkpoint "

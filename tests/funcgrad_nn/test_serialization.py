@@ -434,7 +434,7 @@ def test_a_torch_save_checkpoint_loads_into_the_twin_model_and_optimizer(name):
     # torch.load(weights_only=True)
     ck = nn.load(os.path.join(FIXTURES, name), map_location=DEVICE)
     assert list(ck) == ["model", "optimizer", "epoch", "x", "y", "bf16", "bf16_as_float32",
-                        "tied", "strided", "device", "size", "dtype", "param"]
+                        "tied", "strided", "device", "size", "dtype", "param", "uint32"]
     model = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.ReLU(), nn.Linear(4, 2))
     assert isinstance(ck["model"], collections.OrderedDict)
     assert model.to(DEVICE).load_state_dict(ck["model"]) == ([], [])
@@ -451,6 +451,14 @@ def test_a_torch_save_checkpoint_loads_into_the_twin_model_and_optimizer(name):
     assert host(ck["tied"][0]).tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
     assert host(ck["strided"]).tolist() == [1, 4, 7] and ck["strided"].dtype == np.int64
     assert ck["param"].dtype == np.float64 and host(ck["param"]).tolist() == [1.0, 1.0]
+    assert ck["uint32"].dtype == np.uint32 and host(ck["uint32"]).tolist() == [2**31 + 5]
+
+
+def test_a_torch_float8_tensor_is_a_checkpoint_error_naming_the_file():
+    path = os.path.join(FIXTURES, "torch_checkpoint_float8.pt")
+    with pytest.raises(CheckpointError, match=r"torch_checkpoint_float8\.pt.*torch\.float8_e4m3fn"
+                       r", which NumPy cannot hold"):
+        nn.load(path)
 
 
 def _torch_zip(path, pickled):
