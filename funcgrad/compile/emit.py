@@ -236,10 +236,11 @@ def _fallback(ctx: Context, eqn: Eqn, args: list[str]) -> Emission:
     return Emission(call if eqn.prim.multiple_results else f"{call}[0]")
 
 
-def _run_on(device: str, impl: Callable[..., list[Any]], *args: Any) -> list[Any]:
+def _run_on(device: str, impl: Callable[..., list[Any]], *args: Any, **params: Any
+            ) -> list[Any]:
     token = _config.default_device.set(device)
     try:
-        return impl(*args)
+        return impl(*args, **params)
     finally:
         _config.default_device.reset(token)
 
@@ -288,9 +289,11 @@ def _scalar_operator(eqn: Eqn, args: list[str]) -> Emission | None:
 def _python_scalar(impl: Callable, params: dict) -> Callable:
     """``impl`` on Python scalars, its 0-d result a Python scalar again (``.item()``). A loop
     may run its body on a whole batch of the weak value (a batched while's counter): that
-    result stays the array it is."""
+    result stays the array it is. Scalars alone compute on the host, as Python's own
+    arithmetic on them would (with a GPU as the default device each was a kernel launch and
+    a read back, in CUDA's last bits)."""
     def run(*args: Any) -> Any:
-        r = impl(*args, **params)[0]
+        r = _run_on("cpu", impl, *args, **params)[0]
         return r.item() if getattr(r, "ndim", None) == 0 else r
     return run
 

@@ -282,3 +282,26 @@ def test_traceback_of_generated_code_shows_the_users_line():
         assert "# pure_callback (test_codegen.py:" in line, line
     else:
         pytest.fail("no IndexError")
+
+
+def test_python_scalar_arithmetic_computes_on_the_host_whatever_the_default_device(
+        monkeypatch):
+    # A compiled step's arithmetic on Python-float arguments alone (an optimizer's lr, a
+    # schedule's beta) is Python's, on the host: with a GPU as the default device it was a
+    # kernel launch and a read back per operation, in CUDA's last bits (an optimizer's
+    # compiled step over host parameters then differed from its eager loop).
+    import funcgrad._strict_array as sa
+
+    made = []
+    real = sa.StrictArray.__init__
+
+    def spy(self, *args, **kwargs):
+        made.append(1)
+        real(self, *args, **kwargs)
+    monkeypatch.setattr(sa.StrictArray, "__init__", spy)
+    f = funcgrad.jit(lambda x, lr, b: x - lr * (1 - b ** 2.5) / (1 - b))
+    x = np.ones(3)
+    with funcgrad.default_device("strict"):
+        got = f(x, 0.1, 0.9)
+    assert type(got) is np.ndarray and not made
+    np.testing.assert_array_equal(got, x - 0.1 * (1 - 0.9 ** 2.5) / (1 - 0.9))
