@@ -140,6 +140,21 @@ def _cupy_scalar_check(args: Any, where: str) -> None:
                 f"({a} given to {where}); convert it to a float first")
 
 
+_CUPY_ORDERS = {"less": np.less, "less_equal": np.less_equal, "greater": np.greater,
+                "greater_equal": np.greater_equal}
+
+
+def _cupy_order(name: str, a: Any, b: Any) -> Any:
+    """``a < b`` (``name``: a NumPy comparison) as CuPy orders complex numbers: by the real
+    parts, by the imaginary parts where those are equal, without NumPy's NaN rule (NumPy's
+    ``-1 < 0 + nanj`` is False, CuPy's True); other operands as NumPy."""
+    if not any(np.iscomplexobj(v) for v in (a, b)):
+        return _CUPY_ORDERS[name](a, b)
+    a, b = np.asarray(a), np.asarray(b)
+    return np.where(a.real == b.real, _CUPY_ORDERS[name](a.imag, b.imag),
+                    _CUPY_ORDERS[name](a.real, b.real))
+
+
 def _cupy_clip_bounds_check(a: np.ndarray, bounds: Any, where: str) -> None:
     """CuPy's clip casts Python-int bounds to an integer array's dtype first: one outside
     its range raises ``OverflowError`` (NumPy's clip takes ``uint8`` clipped at -1)."""
@@ -568,12 +583,12 @@ class StrictArray:
     __divmod__ = _binary(divmod, "__divmod__")
     __rdivmod__ = _reflected(divmod, "__rdivmod__")
 
-    __lt__ = _binary(operator.lt, "__lt__")
-    __le__ = _binary(operator.le, "__le__")
+    __lt__ = _binary(lambda a, b: _cupy_order("less", a, b), "__lt__")
+    __le__ = _binary(lambda a, b: _cupy_order("less_equal", a, b), "__le__")
     __eq__ = _binary(operator.eq, "__eq__")  # type: ignore[assignment]
     __ne__ = _binary(operator.ne, "__ne__")  # type: ignore[assignment]
-    __gt__ = _binary(operator.gt, "__gt__")
-    __ge__ = _binary(operator.ge, "__ge__")
+    __gt__ = _binary(lambda a, b: _cupy_order("greater", a, b), "__gt__")
+    __ge__ = _binary(lambda a, b: _cupy_order("greater_equal", a, b), "__ge__")
 
     __neg__ = _unary(operator.neg, "__neg__")
     __pos__ = _unary(operator.pos, "__pos__")
@@ -582,7 +597,21 @@ class StrictArray:
 
     # ---- methods -------------------------------------------------------------------
 
-    astype = _array_method("astype")
+
+    def astype(self, dtype: Any, *args: Any, **kwargs: Any) -> StrictArray:
+        """Like ``numpy.ndarray.astype``, but a float converts to an integer as on CUDA:
+        saturated to the integer's range, NaN to 0 (NumPy on x86 wraps: -3.0 -> uint8 is
+        253 there, 0 on CuPy)."""
+        with np.errstate(invalid="ignore", over="ignore"):  # (CuPy never warns)
+            out = _array_method("astype")(self, dtype, *args, **kwargs)
+        dt = out.dtype
+        if self._a.dtype.kind == "f" and dt.kind in "iu":
+            info = np.iinfo(dt)
+            a, o = self._a, out._a
+            o[a >= info.max] = info.max
+            o[a <= info.min] = info.min
+            o[np.isnan(a)] = 0
+        return out
     reshape = _array_method("reshape")
     transpose = _array_method("transpose")
     ravel = _array_method("ravel")
@@ -766,7 +795,9 @@ class _StrictUfunc:
         self.__name__ = name
         self.__qualname__ = qual
         self.__doc__ = ufunc.__doc__
-        self._call = _wrap_callable(ufunc, qual, "ufunc")  # ufuncs take scalars, as CuPy's
+        call = (ufunc if name not in _CUPY_ORDERS else
+                lambda *a, **k: _cupy_order(name, *a) if not k else ufunc(*a, **k))
+        self._call = _wrap_callable(call, qual, "ufunc")  # ufuncs take scalars, as CuPy's
         self.reduce = _wrap_callable(ufunc.reduce, qual + ".reduce", "array")
         self.accumulate = _wrap_callable(ufunc.accumulate, qual + ".accumulate", "array")
         self.reduceat = _wrap_callable(ufunc.reduceat, qual + ".reduceat", "array")
@@ -915,9 +946,26 @@ class _StrictNamespace(types.ModuleType):
 
 
 _np_clip = _wrap_callable(np.clip, "numpy.clip", "array")
+_np_linspace = _wrap_callable(np.linspace, "numpy.linspace", "creation")
+
+
+def _linspace(start: Any, stop: Any, num: Any = 50, endpoint: bool = True,
+              retstep: bool = False, dtype: Any = None, axis: int = 0, **kwargs: Any) -> Any:
+    """``cupy.linspace``: an integer ``dtype`` takes the floored float samples through
+    ``astype`` (saturating, as :meth:`StrictArray.astype`)."""
+    dt = None if dtype is None else np.dtype(dtype)
+    integer = dt is not None and dt.kind in "iu"
+    out = _np_linspace(start, stop, num, endpoint, retstep, None if integer else dtype, axis,
+                       **kwargs)
+    if not integer:
+        return out
+    y = out[0] if retstep else out
+    y = StrictArray(np.floor(y._a)).astype(dt)
+    return (y, out[1]) if retstep else y
 _np_round = _wrap_callable(np.round, "numpy.round", "array")
 # (NumPy's docstrings, with their examples on NumPy arrays, are not this module's doctests)
 _np_clip.__doc__ = "numpy.clip over StrictArray."
+_np_linspace.__doc__ = "numpy.linspace over StrictArray."
 _np_round.__doc__ = "numpy.round over StrictArray."
 
 
@@ -1146,6 +1194,7 @@ strict_numpy: Any = _StrictNamespace(
         "asnumpy": to_numpy,
         "get_array_module": _get_array_module,
         "clip": _clip,
+        "linspace": _linspace,
         "round": _cupy_round,
         "around": _cupy_round,
         "sort": _wrap_callable(_sort_as_cupy, "numpy.sort", "array"),

@@ -153,6 +153,9 @@ def _cast(x: Any, dt: numpy.dtype | None) -> Any:
         return _ew.convert_element_type(x, a.dtype if dt is None else dt)
     if dt is None or a.dtype == dt:
         return x
+    if a.dtype.kind == "f" and dt.kind in "iu":
+        return _ew.convert_element_type(x, dt)  # NumPy's wrapping on every device (CUDA's
+        # conversions saturate)
     return x.astype(dt)
 
 
@@ -678,8 +681,14 @@ def linspace(
     start, stop = _array_or_scalar(start), _array_or_scalar(stop)
     if not (isinstance(start, Tracer) or isinstance(stop, Tracer)):
         xp = _device_of_values(start, stop)
+        # CuPy converts floored samples to an integer dtype itself, saturating (-3.0 -> uint8
+        # is 0 there, NumPy's 253): float samples here, converted as NumPy converts them
+        to_int = xp is not numpy and dt_out is not None and dt_out.kind in "iu"
         out = xp.linspace(start, stop, num, endpoint=endpoint, retstep=retstep,
-                          dtype=dt_out, axis=axis)
+                          dtype=None if to_int else dt_out, axis=axis)
+        if to_int:
+            y = _ew.convert_element_type(xp.floor(out[0] if retstep else out), dt_out)
+            out = (y, out[1]) if retstep else y
         if retstep and xp is not numpy:
             # CuPy hands the step back as a Python float; NumPy's has the computation's dtype.
             step_dt = result_dtype(get_aval(start), get_aval(stop), get_aval(0.0))[0]

@@ -1540,6 +1540,51 @@ ge_p = _binary("ge", "greater_equal", zero=True)
 _rules.commutative_primitives.update((eq_p, ne_p))
 
 
+def _has_complex(x: Any) -> bool:
+    return type(x) is complex or getattr(getattr(x, "dtype", None), "kind", "") == "c"
+
+
+def _complex_order(xp: Any, name: str, x: Any, y: Any) -> Any:
+    """NumPy's order of complex numbers (``name``: ``less``, ``less_equal``, ``greater`` or
+    ``greater_equal``): by the real parts (strictly), where a NaN imaginary part makes that
+    false (``-1 < 0 + nanj`` is False), else, for equal real parts, by the imaginary parts."""
+    xr, xi, yr, yi = xp.real(x), xp.imag(x), xp.real(y), xp.imag(y)
+    real_op = {"less_equal": "less", "greater_equal": "greater"}.get(name, name)
+    by_real = getattr(xp, real_op)(xr, yr) & ~xp.isnan(xi) & ~xp.isnan(yi)
+    return by_real | (xp.equal(xr, yr) & getattr(xp, name)(xi, yi))
+
+
+def _order_complex_as_numpy(p: Primitive, name: str) -> None:
+    """CuPy orders complex numbers by their parts without NumPy's NaN rule (``-1 < 0 + nanj``
+    is True there): complex operands off the host are compared by :func:`_complex_order`,
+    in the impl and in compiled code (everything else stays ``xp.<name>``)."""
+    base = p.impl
+
+    def impl(x: Any, y: Any) -> list[Any]:
+        if _has_complex(x) or _has_complex(y):
+            xp = xp_for(x, y, what=p.name)
+            if xp is not numpy:
+                x, y = (scalar_array(xp, v) if type(v) in _PY_SCALAR_TYPES else v
+                        for v in wide_ints_as_floats((x, y)))
+                return [_complex_order(xp, name, x, y)]
+        return base(x, y)
+
+    p.impl = impl
+
+    def emit(ctx: Any, eqn: Eqn, args: list[str]) -> Emission | None:
+        if any(a.aval.dtype.kind == "c" or type(a) is Literal and _wide_int(a.val)
+               for a in eqn.invars):
+            return None  # the impl's (the device's order may not be NumPy's; wide ints)
+        return Emission(f"xp.{name}({args[0]}, {args[1]})", fresh=True)
+
+    _rules.emitters[p] = emit
+
+
+for _p, _name in ((lt_p, "less"), (le_p, "less_equal"), (gt_p, "greater"),
+                  (ge_p, "greater_equal")):
+    _order_complex_as_numpy(_p, _name)
+
+
 @_binds(eq_p)
 def eq(x: Any, y: Any) -> Any:
     """Elementwise ``x == y`` (bool)."""
@@ -1816,6 +1861,11 @@ _rules.emitters[clamp_p] = _emit_clamp
 # convert_element_type
 
 
+def _wrapping_conversion(old: numpy.dtype, new: numpy.dtype) -> bool:
+    """A float to an unsigned or narrow signed integer: NumPy wraps out-of-range values."""
+    return old.kind == "f" and (new.kind == "u" or new.kind == "i" and new.itemsize < 4)
+
+
 def _convert_impl(x: Any, new_dtype: numpy.dtype) -> list[Any]:
     xp = xp_for(x)
     x = xp.asarray(x)
@@ -1823,6 +1873,15 @@ def _convert_impl(x: Any, new_dtype: numpy.dtype) -> list[Any]:
         if new_dtype.kind == "b":
             return [xp.not_equal(x, 0)]  # truth of a complex number looks at both parts
         x = xp.real(x)
+    if xp is not numpy and _wrapping_conversion(x.dtype, new_dtype):
+        # NumPy (on x86) converts a float to a narrow or unsigned integer through a wider
+        # signed one, wrapping around: -3.0 -> uint8 is 253, 300.0 -> int8 44; CUDA's
+        # conversions saturate (0 and 127). Through int64 every device gives NumPy's values
+        # (uint64: NumPy's -3.0 is 2**64 - 3; values from 2**63 up convert directly).
+        wrapped = x.astype(numpy.int64).astype(new_dtype)
+        if new_dtype == numpy.uint64:
+            return [xp.where(x < 0, wrapped, x.astype(new_dtype))]
+        return [wrapped]
     return [x.astype(new_dtype)]
 
 
@@ -1871,6 +1930,8 @@ def _emit_convert(ctx: Any, eqn: Eqn, args: list[str]) -> Emission | None:
     if set(eqn.params) != {"new_dtype"}:
         return None
     new = numpy.dtype(eqn.params["new_dtype"])
+    if _wrapping_conversion(eqn.invars[0].aval.dtype, new):
+        return None  # the impl's: through int64 off the host
     x = f"xp.asarray({args[0]})"
     if eqn.invars[0].aval.dtype.kind == "c" and new.kind == "b":
         return Emission(f"xp.not_equal({x}, 0)", fresh=True)  # as the impl: any part nonzero

@@ -244,3 +244,21 @@ def test_like_keyword_errors():
         fnp.zeros(2, like=[1.0])
     with pytest.raises(ValueError, match="disagree"):
         fnp.zeros(2, like=funcgrad.device_put(np.ones(1), "strict"), device="cpu")
+
+
+def test_negative_and_large_floats_to_narrow_integers_wrap_as_numpy() -> None:
+    # NumPy (x86) converts through a wide signed integer, wrapping: -3.0 -> uint8 is 253 and
+    # 300.0 -> int8 is 44; CUDA's conversions saturate (0, 127), which the GPU run gave for
+    # linspace(-3, 3, 7, dtype=uint8); the strict backend's astype saturates as CuPy's does
+    want = np.array([253, 253, 254, 255, 0, 1, 2], np.uint8)
+    for got in (fnp.linspace(-3, 3, 7, endpoint=False, dtype=np.uint8),
+                fnp.linspace(dev(np.array(-3.0)), 3, 7, endpoint=False, dtype=np.uint8),
+                funcgrad.jit(lambda s: fnp.linspace(s, 3, 7, endpoint=False, dtype=np.uint8))(
+                    dev(np.array(-3.0)))):
+        assert host(got).dtype == np.uint8 and host(got).tolist() == want.tolist()
+    x = np.array([-3.0, -0.5, 300.0, 2.0])
+    for dt, expect in ((np.uint8, [253, 0, 44, 2]), (np.int8, [-3, 0, 44, 2]),
+                       (np.uint16, [65533, 0, 300, 2]), (np.uint64, [2**64 - 3, 0, 300, 2])):
+        for got in (fnp.astype(dev(x), dt), fnp.asarray(dev(x), dtype=dt),
+                    funcgrad.jit(lambda v, dt=dt: v.astype(dt))(dev(x))):
+            assert host(got).dtype == dt and host(got).tolist() == expect, (dt, got)
