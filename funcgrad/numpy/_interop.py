@@ -23,7 +23,7 @@ import numpy as _np
 import funcgrad.numpy as fnp
 from funcgrad.backend import available_devices, get_default_device, to_numpy, xp_for_device
 from funcgrad.core import Tracer
-from funcgrad.errors import ConcretizationError
+from funcgrad.errors import ConcretizationError, DTypeError
 from funcgrad.numpy import _creation
 
 __all__ = ["from_dlpack", "frombuffer", "fromiter", "asfortranarray", "require", "fromfile",
@@ -50,6 +50,11 @@ def from_dlpack(x: Any, *, device: Any = None, copy: bool | None = None) -> Any:
     """The array ``x`` (any object with ``__dlpack__``: a torch tensor, a CuPy/JAX/NumPy
     array) as a NumPy array, or a CuPy array for a GPU producer, sharing its memory.
 
+    ``device`` places the result there, as ``jax.numpy.from_dlpack``'s (a copy when it is
+    another device than the producer's; ``copy=False`` then raises, as the array API says).
+    A dtype NumPy and CuPy have no arithmetic for (``torch.bfloat16``, the float8 types) is
+    a ``DTypeError`` naming it: convert first (``tensor.float()``).
+
     Example:
         >>> import numpy as np
         >>> a = np.arange(4.0); b = from_dlpack(a); b[0] = 7.0; float(a[0])   # shared
@@ -59,13 +64,31 @@ def from_dlpack(x: Any, *, device: Any = None, copy: bool | None = None) -> Any:
         raise TypeError(f"from_dlpack: {type(x).__name__} does not implement __dlpack__")
     kind = x.__dlpack_device__()[0] if hasattr(x, "__dlpack_device__") else _DL_CPU
     kwargs = {} if copy is None else {"copy": copy}
-    if kind in (_DL_CPU, _DL_CUDA_HOST):
-        return _np.from_dlpack(x, **kwargs)
-    if kind in (_DL_CUDA, _DL_ROCM):
-        import cupy  # a GPU producer implies CuPy is the array library to hold it
+    try:
+        if kind in (_DL_CPU, _DL_CUDA_HOST):
+            out = _np.from_dlpack(x, **kwargs)
+        elif kind in (_DL_CUDA, _DL_ROCM):
+            import cupy  # a GPU producer implies CuPy is the array library to hold it
 
-        return cupy.from_dlpack(x)
-    raise ValueError(f"from_dlpack: unsupported DLPack device type {kind} (CPU and CUDA are)")
+            out = cupy.from_dlpack(x, **kwargs)
+        else:
+            raise ValueError(
+                f"from_dlpack: unsupported DLPack device type {kind} (CPU and CUDA are)")
+    except (RuntimeError, BufferError, TypeError) as e:
+        if "dtype" not in str(e).lower():
+            raise
+        raise DTypeError(
+            f"from_dlpack: the producer's dtype ({getattr(x, 'dtype', 'unknown')}) has no "
+            "NumPy/CuPy arithmetic, so funcgrad cannot hold it (bfloat16 and the float8 types "
+            "come from ml_dtypes in JAX); convert it first, e.g. tensor.float() or "
+            "tensor.to(torch.float16)") from e
+    if device is None:
+        return out
+    moved = fnp.asarray(out, device=device)
+    if copy is False and moved is not out:
+        raise ValueError(f"from_dlpack: copy=False, but the array is not on {device!r}: "
+                         "putting it there copies it")
+    return moved
 
 
 def frombuffer(buffer: Any, dtype: Any = float, count: int = -1, offset: int = 0, *,

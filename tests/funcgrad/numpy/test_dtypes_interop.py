@@ -69,6 +69,22 @@ def test_dlpack_round_trip_with_torch():
     assert float(t[1]) == 5.0  # zero copy from torch
     back = torch.from_dlpack(funcgrad.grad(lambda v: fnp.sum(v ** 2))(a))
     assert back.tolist() == [0.0, 10.0, 4.0, 6.0]
+    # jnp.from_dlpack(torch.ones(2, dtype=torch.bfloat16)) is a bfloat16 array in JAX;
+    # funcgrad has no bfloat16: an error naming the dtype and the fix, not NumPy's
+    # "Unsupported dtype in DLTensor."
+    with pytest.raises(funcgrad.errors.DTypeError, match=r"torch\.bfloat16.*tensor\.float\(\)"):
+        fnp.from_dlpack(torch.ones(2, dtype=torch.bfloat16))
+
+
+def test_from_dlpack_places_the_result_on_device():
+    # jax.numpy.from_dlpack(x, device=d): the result on d (it was ignored: a host array).
+    a = np.arange(3.0)
+    on = fnp.from_dlpack(a, device="strict")
+    assert funcgrad.backend.device_of(on) == "strict"
+    assert host(on).tolist() == [0.0, 1.0, 2.0]
+    assert funcgrad.backend.device_of(fnp.from_dlpack(a, device="cpu")) == "cpu"
+    with pytest.raises(ValueError, match="copy=False"):
+        fnp.from_dlpack(a, device="strict", copy=False)
 
 
 @pytest.mark.parametrize("dtype", ["bool", "int8", "float16", "float32", "complex128"])
