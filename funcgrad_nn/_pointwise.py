@@ -369,6 +369,7 @@ def rms_norm(input: Any, normalized_shape: int | Sequence[int], weight: Any = No
     >>> np.round(rms_norm(np.array([[3.0, 4.0]]), 2), 4)
     array([[0.8485, 1.1314]])
     """
+    input, weight = autocast_inputs("rms_norm", input, weight)
     if isinstance(normalized_shape, (int, numpy.integer)):
         normalized_shape = (int(normalized_shape),)
     shape = tuple(normalized_shape)

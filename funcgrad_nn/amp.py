@@ -79,8 +79,8 @@ AUTOCAST_POLICIES: dict[str, dict[str, str]] = {
         # interpolate: the upsample_* kernels (not 'area', an adaptive pooling);
         # local_response_norm and multilabel_soft_margin_loss: their pow and sum are float32
         **dict.fromkeys(_FP32_LOSSES + (
-            "softmax", "log_softmax", "softmin", "softplus", "layer_norm", "group_norm",
-            "normalize", "cosine_similarity", "pdist", "huber_loss", "interpolate",
+            "softmax", "log_softmax", "softmin", "softplus", "layer_norm", "rms_norm",
+            "group_norm", "normalize", "cosine_similarity", "pdist", "huber_loss", "interpolate",
             "local_response_norm", "multilabel_soft_margin_loss"), FP32),
         "affine_grid": LOWER,  # its bmm
         "bilinear": PROMOTE, "grid_sample": PROMOTE, "tensordot": PROMOTE,

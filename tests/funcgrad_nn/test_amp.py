@@ -167,6 +167,7 @@ def test_op_dtypes_match_pytorch(op):
         "interpolate_bilinear": lambda d: F.interpolate(x(d, 1, 2, 3, 3), scale_factor=2,
                                                         mode="bilinear"),
         "interpolate_area": lambda d: F.interpolate(x(d, 1, 2, 4, 4), size=2, mode="area"),
+        "rms_norm": lambda d: F.rms_norm(x(d, 2, 3), (3,)),
     }
 
     def out_dtype(label):
