@@ -294,6 +294,15 @@ class Optimizer:
         self._sources.append(sources)
         self._roots.append(root if len(params) and all(s is not None for s in sources)
                            else None)
+        if root is not None:
+            # The root's parameters frozen now: PyTorch's parameters() yields them too, so
+            # its optimizer holds them and updates them once unfrozen; this one does not
+            # hold them, and step() says so when they come back with gradients.
+            skipped = self.__dict__.setdefault("_frozen_at_build", [])
+            skipped.extend((prefix, mod, name)
+                           for prefix, mod in root.named_modules(remove_duplicate=False)
+                           for name, value in mod.__dict__["_parameters"].items()
+                           if name in mod.__dict__["_frozen"] and value is not None)
         self._source_paths = None
         self._states.append([None] * len(params))
         if self._eager_state:
@@ -618,7 +627,32 @@ class Optimizer:
     def _params(self) -> list[Any]:
         return [p for g in self.param_groups for p in g["params"]]
 
+    def _warn_unfrozen(self, grads: Any) -> None:
+        """Warn once when parameters frozen as this optimizer was built from
+        ``model.parameters()`` (so it does not hold them) have been unfrozen since and get
+        gradients: PyTorch's optimizer, which held them all along, would now update them."""
+        skipped = self.__dict__.get("_frozen_at_build")
+        if not skipped or not isinstance(grads, Module):
+            return
+        held = {id(p) for p in self._params()}
+        back = [f"{prefix}.{name}" if prefix else name for prefix, mod, name in skipped
+                if name not in mod.__dict__["_frozen"]
+                and id(mod.__dict__["_parameters"].get(name)) not in held]
+        if not back:
+            return
+        self._frozen_at_build = []  # once
+        warnings.warn(
+            f"{type(self).__name__}.step: parameters unfrozen since this optimizer was built "
+            f"from module.parameters() are not updated: {', '.join(back[:4])}"
+            f"{', ...' if len(back) > 4 else ''} ({len(back)} in all). They were frozen "
+            "then, and parameters() yields only the trainable ones (PyTorch's yields frozen "
+            "ones too, so its optimizer would update them now): add them, e.g. "
+            "opt.add_param_group({'params': model.backbone.parameters(), 'lr': ...}) (or "
+            "ignore this if another optimizer updates them)",
+            UserWarning, stacklevel=4)
+
     def _align_grads(self, grads: Any) -> list[Any]:
+        self._warn_unfrozen(grads)
         params = self._params()
         n = len(params)
         flat = self._align_grad_leaves(grads, params, n)

@@ -141,3 +141,33 @@ def test_vjp_gradients_record_unused_parameters_too():
     opt.step(g)
     np.testing.assert_array_equal(m.never.weight, W["never.weight"])
     assert len(opt.state) == 4
+
+
+def test_parameters_unfrozen_after_building_the_optimizer_are_named_once():
+    # torch: SGD(model.parameters()) with the backbone frozen holds the backbone anyway
+    # (requires_grad=False parameters are yielded), so unfreezing it later trains it; here
+    # parameters() yields the trainable ones only, so the optimizer says it skips them
+    import warnings
+
+    import pytest
+
+    m = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2))
+    m[0].requires_grad_(False)
+    opt = optim.SGD(m.parameters(), lr=0.1)
+    x = np.ones((2, 3), np.float32)
+    loss = lambda m: (m(x) ** 2).sum()  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        opt.step(nn.grad(loss)(m))  # still frozen: nothing to say
+    m[0].requires_grad_(True)
+    with pytest.warns(UserWarning, match=r"SGD\.step: parameters unfrozen since .* not "
+                                         r"updated: 0\.weight, 0\.bias \(2 in all\)"):
+        opt.step(nn.grad(loss)(m))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        opt.step(nn.grad(loss)(m))  # once
+    fresh = optim.SGD(m[1].parameters(), lr=0.1)
+    fresh.add_param_group({"params": m[0].parameters()})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fresh.step(nn.grad(loss)(m))  # added: held, no warning
