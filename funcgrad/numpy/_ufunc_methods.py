@@ -130,7 +130,7 @@ def _reduce(fn: Any, a: Any, axis: Any = 0, dtype: Any = None, out: Any = None,
                 raise TypeError(f"{name}.reduce: no loop for dtype={numpy.dtype(dtype)} "
                                 "(the logical ufuncs reduce to bool)")
             else:  # max/min take no dtype=: NumPy's loop runs on a cast to it
-                a = fnp.asarray(a).astype(dtype)
+                a = fnp.asarray(a, dtype=dtype)
         if initial is not None:
             if reducer in ("all", "any"):  # NumPy folds the initial value in first
                 res = getattr(fnp, reducer)(a, axis=axis, keepdims=keepdims, where=where)
@@ -143,7 +143,8 @@ def _reduce(fn: Any, a: Any, axis: Any = 0, dtype: Any = None, out: Any = None,
     _check_bool_fold(name, "reduce", a, dtype)
     a = fnp.asarray(a)
     if dtype is not None:
-        a = a.astype(dtype)  # NumPy's loop runs in dtype (no int8 wrap-around below it)
+        a = fnp.asarray(a, dtype=dtype)  # NumPy's loop runs in dtype (no int8 wrap-around
+        # below it; a cast of the array's own would saturate floats on CUDA)
     if a.ndim == 0:  # NumPy reduces a 0-d array over axis None (or 0) to itself
         _reduce_axes(name, axis, 1)
         a, axes, final = fnp.reshape(a, (1,)), (0,), ()
@@ -154,7 +155,7 @@ def _reduce(fn: Any, a: Any, axis: Any = 0, dtype: Any = None, out: Any = None,
     identity = getattr(numpy, name).identity
     if not axes and initial is None and where is None:
         # no axes (axis=()): every element is its own reduction, in the fold's dtype
-        return fnp.reshape(a.astype(_fold_dtype(fn, a, dtype)), final)
+        return fnp.reshape(fnp.asarray(a, dtype=_fold_dtype(fn, a, dtype)), final)
     if initial is None and where is None:
         if a.size == 0 and identity is not None:
             fd = _fold_dtype(fn, a, dtype)
@@ -290,7 +291,7 @@ def _accumulate(fn: Any, a: Any, axis: int = 0, dtype: Any = None, out: Any = No
     if a.ndim == 0:  # NumPy's words (cumsum would flatten it to one element)
         raise TypeError(f"{fn.__name__}.accumulate: cannot accumulate on a scalar")
     if dtype is not None:  # NumPy's loop runs in dtype: the inputs are cast, not the result
-        a = a.astype(dtype)
+        a = fnp.asarray(a, dtype=dtype)
     if a.size == 0:  # nothing to fold: an empty array of the fold's dtype, as NumPy
         reductions._cum_wrapper_args(f"{fn.__name__}.accumulate", a, axis)  # (axis checks)
         return fnp.zeros_like(a, dtype=_fold_dtype(fn, a, dtype))
@@ -332,7 +333,7 @@ def _at_scan(fn: Any, a: Any, indices: Any, args: tuple, dtype: Any) -> Any:
     """``a`` (as ``dtype``) with ``fn(a[idx], *args)`` written at each index in turn, as
     NumPy's unbuffered ``ufunc.at``: ``indices`` an index or a tuple of integer (arrays) and
     slices; the integer arrays broadcast together, ``args``' leading axes follow them."""
-    a = fnp.asarray(a).astype(dtype)
+    a = fnp.asarray(a, dtype=dtype)
     # constant operands (a Python 2.0) go where a is
     args = tuple(fnp.asarray(v if isinstance(v, Tracer) else device_put(v, get_aval(a).device))
                  .astype(dtype) for v in args)
