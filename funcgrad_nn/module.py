@@ -1263,7 +1263,7 @@ class Module:
                 if strict:
                     missing_keys.append(key)
                 continue
-            new = state_dict[key]
+            new = _from_torch(state_dict[key])
             if not (hasattr(new, "shape") and hasattr(new, "dtype")
                     or isinstance(new, (int, float, complex, numpy.generic))):
                 error_msgs.append(f'While copying the parameter named "{key}", expected an '
@@ -1775,6 +1775,23 @@ def _check_name(name: Any, mod: Module, kind: str, registry: str) -> None:
         raise KeyError(f'{kind} name can\'t contain ".", got: {name}')
     if name not in _INTERNAL and name not in mod.__dict__[registry] and hasattr(mod, name):
         raise KeyError(f"attribute {name!r} already exists")
+
+
+def _from_torch(value: Any) -> Any:
+    """A PyTorch tensor or ``nn.Parameter`` handed to ``load_state_dict`` (a torch model's
+    ``state_dict()`` or ``named_parameters()`` in the same process, when porting) as a host
+    NumPy array: detached (NumPy refuses a tensor that requires grad), on the host, and a
+    bfloat16 one widened to float32, exactly (NumPy has no bfloat16; torch's ``copy_``
+    into a float32 parameter does the same). torch is never imported: the type says it."""
+    if not type(value).__module__.startswith("torch") or not hasattr(value, "detach"):
+        return value
+    tensor = value.detach()
+    if getattr(tensor, "is_conj", lambda: False)():
+        tensor = tensor.resolve_conj()
+    tensor = tensor.cpu()
+    if str(tensor.dtype) == "torch.bfloat16":
+        tensor = tensor.float()
+    return tensor.numpy()
 
 
 def _to_device_like(new: Any, cur: Any) -> Any:

@@ -448,3 +448,56 @@ def test_to_meta_is_a_template_for_functional_call_as_torch():
     assert base.double().weight.dtype == np.float64 and base.weight.device == "meta"
     real = base.to_empty(device="cpu")
     assert real.weight.dtype == np.float64 and real(x[0].astype(np.float64)).shape == (1, 3)
+
+
+class _TorchLikeTensor:
+    """The interface load_state_dict reads off a PyTorch tensor (CI has no torch): a
+    bfloat16 one only converts through .float(), and .numpy() refuses grad-requiring ones."""
+
+    __module__ = "torch"
+
+    def __init__(self, values, dtype, requires_grad=False):
+        self.values, self.dtype, self.requires_grad = np.asarray(values), dtype, requires_grad
+        self.shape = self.values.shape
+
+    def detach(self):
+        return _TorchLikeTensor(self.values, self.dtype)
+
+    def cpu(self):
+        return self
+
+    def float(self):
+        return _TorchLikeTensor(self.values.astype(np.float32), "torch.float32")
+
+    def numpy(self):
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad.")
+        if self.dtype == "torch.bfloat16":
+            raise TypeError("Got unsupported ScalarType BFloat16")
+        return self.values
+
+
+def test_load_state_dict_takes_pytorch_tensors_bfloat16_and_parameters_included():
+    # porting in one process: fm.load_state_dict(torch_model.state_dict()) of a bfloat16
+    # model, or of dict(torch_model.named_parameters()) (tensors that require grad), as
+    # torch's own load_state_dict takes them (copy_ widens bfloat16 into float32)
+    from tests.helpers import host
+
+    m = nn.Linear(2, 1)
+    sd = {"weight": _TorchLikeTensor([[0.5, -1.25]], "torch.bfloat16"),
+          "bias": _TorchLikeTensor([0.75], "torch.float32", requires_grad=True)}
+    assert m.load_state_dict(sd) == ([], [])
+    assert m.weight.dtype == np.float32 and host(m.weight).tolist() == [[0.5, -1.25]]
+    assert host(m.bias).tolist() == [0.75]
+
+
+def test_load_state_dict_from_a_real_torch_model():
+    torch = pytest.importorskip("torch")
+    from tests.helpers import host
+
+    torch.manual_seed(0)
+    tm = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4)).bfloat16()
+    fm = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+    assert fm.load_state_dict(tm.state_dict()) == ([], [])
+    np.testing.assert_array_equal(host(fm[0].weight), tm[0].weight.detach().float().numpy())
+    assert fm.load_state_dict(dict(tm.named_parameters()), strict=False).unexpected_keys == []
