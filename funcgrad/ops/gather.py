@@ -43,7 +43,7 @@ from funcgrad.ops.indexing import (
     index_arrays,
     index_layout,
     index_tuple,
-    is_numpy_like,
+    raises_out_of_bounds,
     zeros,
 )
 
@@ -58,7 +58,7 @@ def _gather_impl(x: Any, *idx: Any, indexer: tuple, mode: str, fill_value: Any =
     idx = index_arrays(x, idx)
     if idx and mode == "fill":
         return [_gather_fill(xp, x, idx, indexer, fill_value)]
-    if idx and (mode != "raise" or not is_numpy_like(xp)):
+    if idx and (mode != "raise" or not raises_out_of_bounds(xp)):
         idx = tuple(fix_indices("gather", xp, x.shape, indexer, idx, mode))
     return [x[index_tuple(indexer, idx)]]
 

@@ -62,6 +62,7 @@ __all__ = [
     "index_arrays",
     "fix_indices",
     "is_numpy_like",
+    "raises_out_of_bounds",
     "zeros",
     "full",
     "iota",
@@ -444,6 +445,13 @@ def is_numpy_like(xp: Any) -> bool:
     return xp is numpy or getattr(xp, "__name__", "") == "strict_numpy"
 
 
+def raises_out_of_bounds(xp: Any) -> bool:
+    """Whether indexing with ``xp``'s arrays raises on an out-of-range index array by itself
+    (NumPy); CuPy wraps such indices silently, so mode="raise" checks them explicitly there,
+    and on the strict backend too (which would raise as NumPy): the CPU pass runs the check."""
+    return xp is numpy
+
+
 def fix_indices(
     name: str, xp: Any, x_shape: tuple[int, ...], indexer: tuple, arrays: Sequence[Any],
     mode: str,
@@ -451,7 +459,7 @@ def fix_indices(
     """Index arrays adjusted for ``mode`` (clamp/clip/wrap), or bounds-checked (raise)."""
     if not arrays:
         return list(arrays)
-    if mode == "raise" and is_numpy_like(xp):
+    if mode == "raise" and raises_out_of_bounds(xp):
         return list(arrays)
     lay = index_layout(name, indexer, tuple(x_shape), tuple(tuple(a.shape) for a in arrays))
     out = list(arrays)

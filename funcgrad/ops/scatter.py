@@ -56,8 +56,8 @@ from funcgrad.ops.indexing import (
     index_layout,
     index_tuple,
     iota,
-    is_numpy_like,
     may_repeat,
+    raises_out_of_bounds,
     zeros,
 )
 
@@ -112,7 +112,7 @@ def _scatter_prepare(name: str, x: Any, u: Any, idx: tuple, indexer: tuple, mode
     x = as_array(xp, x)
     if idx and mode == "fill":
         idx, u = _drop_out_of_bounds(name, xp, x.shape, indexer, idx, u)
-    elif idx and (mode != "raise" or not is_numpy_like(xp)):
+    elif idx and (mode != "raise" or not raises_out_of_bounds(xp)):
         idx = tuple(fix_indices(name, xp, x.shape, indexer, idx, mode))
     out = x.copy()
     return xp, out, index_tuple(indexer, idx), u

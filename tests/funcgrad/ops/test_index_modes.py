@@ -192,3 +192,16 @@ def test_one_hot_is_a_read_mode_in_the_table():
     fill = GatherScatterMode.FILL_OR_DROP
     assert fill.read_fill_value(np.dtype("int8")) == -128
     assert fill.read_fill_value(np.dtype("int8"), fill_value=3) == 3
+
+
+def test_mode_raise_checks_bounds_itself_where_indexing_would_not_raise():
+    # CuPy wraps out-of-range index arrays silently, so mode="raise" checks them explicitly
+    # there, and on the strict backend too (the CPU pass runs the GPU's check); NumPy's own
+    # indexing raises, so nothing is checked twice there
+    from funcgrad._strict_array import strict_numpy, to_strict
+    from funcgrad.ops.indexing import fix_indices
+
+    idx = np.array([0, -4, 2])
+    with pytest.raises(IndexError, match="index -4 is out of bounds for axis 0 with size 3"):
+        fix_indices("gather", strict_numpy, (3,), (Operand(0),), [to_strict(idx)], "raise")
+    assert fix_indices("gather", np, (3,), (Operand(0),), [idx], "raise")[0] is idx
