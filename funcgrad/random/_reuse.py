@@ -170,10 +170,18 @@ def _consume_elements(seen: dict, key: Any, by: str, here: SourceInfo, what: str
         root, positions = _deref(origin[1]), origin[2]
         if root is None:
             return
+        whole = seen.get(id(root))  # the array it came from, consumed whole before
+        if whole is not None and _same(whole[0], root) and not exclusive_branches(whole[3], path):
+            raise KeyReuseError(
+                f"{what}: this key belongs to a key array already consumed whole by "
+                f"{whole[1]}{whole[2].at()}; consumed again{here.at()}. Each key must be used "
+                "once: make new ones with funcgrad.random.split(key) (or fold_in(key, i)).")
     else:
+        if ("elems", id(key)) not in seen:
+            return  # no element of it taken yet
         shape = tuple(get_aval(key).shape[:-1])  # the trailing axis holds one key's words
-        if not shape or ("elems", id(key)) not in seen:
-            return  # a single key (the identity check covers it), or no element taken yet
+        if not shape:
+            return  # a single key: the identity check covers it
         root, positions = key, range(math.prod(shape))
     entry = ("elems", id(root))
     record = seen.get(entry)

@@ -271,6 +271,10 @@ def test_keys_taken_from_an_array_are_tracked_by_element_as_jax() -> None:
         with random.check_key_reuse(), pytest.raises(random.KeyReuseError,
                                                      match="key [012] of this key array"):
             prog(random.split(random.key(0), 3))
+    with random.check_key_reuse(), pytest.raises(random.KeyReuseError, match="consumed whole"):
+        ks = random.split(random.key(0), 3)
+        funcgrad.vmap(random.normal)(ks)
+        random.normal(ks[2])
     fine = [
         lambda ks: (random.normal(ks[0]), random.normal(ks[1]), random.normal(ks[2])),
         lambda ks: (random.normal(ks[0]), funcgrad.vmap(random.normal)(ks[1:])),
