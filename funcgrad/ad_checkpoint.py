@@ -17,7 +17,6 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from funcgrad import tree_util
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.core import current_trace
 from funcgrad.interpreters.linearize import linearize_flat
@@ -33,6 +32,7 @@ from funcgrad.ops.remat import (
     name_p,
     remat,
 )
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = ["checkpoint", "checkpoint_name", "checkpoint_policies", "remat", "saved_residuals",
            "print_saved_residuals", "Saveable", "Recompute", "Offloadable"]

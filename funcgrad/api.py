@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy
 
-from funcgrad import backend, config, stages, tree_util
+from funcgrad import backend, config, stages
 from funcgrad.api_jit import check_tracing_allowed, int_overflow, jit
 from funcgrad.api_vmap import vmap_basis
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, expand_stand_in, float0, get_aval
@@ -47,6 +47,7 @@ from funcgrad.ir import ClosedJaxpr, eval_jaxpr
 from funcgrad.ops import elementwise as _ew
 from funcgrad.ops import shape as _shape
 from funcgrad.ops.collectives import checked_vma_axes, vma_cotangents
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = [
     "typeof",

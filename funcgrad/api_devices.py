@@ -20,10 +20,11 @@ from typing import Any
 
 import numpy
 
-from funcgrad import backend, config, sharding, tree_util
+from funcgrad import backend, config, sharding
 from funcgrad.avals import get_aval
 from funcgrad.core import Tracer
 from funcgrad.ops import elementwise as _ew
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = [
     "device_put", "device_get", "block_until_ready", "copy_to_host_async", "effects_barrier",

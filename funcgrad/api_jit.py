@@ -43,7 +43,7 @@ from funcgrad import backend as _backend
 from funcgrad import compile as _compile
 from funcgrad import config as _config
 from funcgrad import sharding as _sharding
-from funcgrad import stages, tree_util
+from funcgrad import stages
 from funcgrad._cache import LRUCache, WeakLRUCache
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, expand_stand_in, get_aval
 from funcgrad.backend import get_default_device, is_array
@@ -61,6 +61,7 @@ from funcgrad.interpreters import jaxpr_rules
 from funcgrad.interpreters.staging import staging_below, trace_to_jaxpr
 from funcgrad.ir import Var
 from funcgrad.ops.jit import jit_p
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = ["jit", "Jitted", "eval_shape", "compiled_source", "RetraceWarning", "disable_jit",
            "log_compiles", "explain_cache_misses", "no_tracing", "check_tracing_allowed"]

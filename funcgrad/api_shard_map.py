@@ -23,12 +23,12 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from funcgrad import tree_util
 from funcgrad.avals import get_aval
 from funcgrad.interpreters.batching import batch_flat
 from funcgrad.ops import collectives as _coll
 from funcgrad.ops import shape as _shape
 from funcgrad.sharding import Mesh, PartitionSpec, _split_factors, get_mesh
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = ["shard_map", "smap"]
 

@@ -17,13 +17,14 @@ from typing import Any
 import numpy
 
 from funcgrad import numpy as fnp
-from funcgrad import random, tree_util
+from funcgrad import random
 from funcgrad.api import _input_avals, _std_basis, jvp
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put
 from funcgrad.interpreters.collapsed_taylor import collapsed_taylor_flat
 from funcgrad.interpreters.taylor import taylor_flat
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = ["jet", "derivatives", "taylor_coefficients", "laplacian", "divergence"]
 

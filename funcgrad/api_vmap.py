@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy
 
-from funcgrad import tree_util
 from funcgrad._cache import LRUCache
 from funcgrad.avals import get_aval
 from funcgrad.backend import xp_for
@@ -28,6 +27,7 @@ from funcgrad.interpreters.staging import staging_below
 from funcgrad.ops import reductions as _red
 from funcgrad.ops import shape as _shape
 from funcgrad.ops.control_flow.scans import scan as _scan
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = ["vmap"]
 

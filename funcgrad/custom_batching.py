@@ -22,7 +22,6 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from funcgrad import tree_util
 from funcgrad.avals import get_aval
 from funcgrad.core import bind, current_trace, eval_trace, set_current_trace
 from funcgrad.interpreters.batching import BatchTrace, BatchTracer
@@ -30,6 +29,7 @@ from funcgrad.ops._batching_util import moveaxis_to_front
 from funcgrad.ops.control_flow import map as _loop_map
 from funcgrad.ops.custom_derivatives import forward_def_attr
 from funcgrad.ops.custom_vmap import custom_vmap_call_p
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = ["custom_vmap", "sequential_vmap"]
 

@@ -28,7 +28,6 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from funcgrad import tree_util
 from funcgrad.api import closure_convert
 from funcgrad.avals import get_aval
 from funcgrad.core import Tracer, bind, current_trace
@@ -44,6 +43,7 @@ from funcgrad.ops.custom_derivatives import (
     custom_vjp_call_p,
     linear_call_p,
 )
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = ["custom_jvp", "custom_vjp", "custom_gradient", "SymbolicZero", "CustomVJPPrimal",
            "closure_convert", "zero_from_primal", "custom_vjp_primal_tree_values", "linear_call",

@@ -36,7 +36,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from funcgrad import stages, tree_util
+from funcgrad import stages
 from funcgrad.api import vjp as _vjp
 from funcgrad.api_jit import Jitted, jit
 from funcgrad.avals import ShapedArray
@@ -52,6 +52,7 @@ from funcgrad.jaxpr_codec import (
     register_pytree_node_serialization,
 )
 from funcgrad.ops.jit import call_jaxpr
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = ["Exported", "export", "deserialize", "save", "load", "ExportError",
            "ExportedCallError", "DisabledSafetyCheck", "default_export_platform", "register_pytree_node_serialization",

@@ -38,11 +38,11 @@ from typing import Any, NamedTuple
 
 import numpy
 
-from funcgrad import tree_util
 from funcgrad.avals import ShapedArray, float0
 from funcgrad.backend import device_put, get_default_device, is_array, to_numpy
 from funcgrad.core import Primitive, primitive_registry
 from funcgrad.ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = [
     "ExportError",
@@ -638,7 +638,7 @@ def _example(d: Any) -> Any:
             kids = [_example(c) for c in d["kids"]]
             if ser.from_children is not None:
                 return ser.from_children(aux, kids)
-            kind = tree_util._kind_of(ser.nodetype)
+            kind = tree_util._raw_kind(ser.nodetype)
             return kind.unflatten(aux, kids)  # type: ignore[union-attr,misc]
         if "namedtuple" in d:
             cls = collections.namedtuple(d["namedtuple"], tuple(d["fields"]))  # type: ignore[misc]

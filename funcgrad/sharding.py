@@ -31,7 +31,8 @@ from typing import Any
 
 import numpy
 
-from funcgrad import avals, backend, tree_util
+from funcgrad import avals, backend
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = [
     "AxisType", "Mesh", "PartitionSpec", "Sharding", "NamedSharding", "SingleDeviceSharding",

@@ -24,13 +24,13 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy
 
-from funcgrad import tree_util
 from funcgrad.avals import ShapedArray, ShapeDtypeStruct, get_aval
 from funcgrad.backend import get_default_device, platform_name, xp_for_device
 from funcgrad.core import Tracer
 from funcgrad.interpreters import cost as _cost
 from funcgrad.ir import ClosedJaxpr, Var
 from funcgrad.sharding import Format, Layout, SingleDeviceSharding
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = ["Traced", "Lowered", "Compiled", "ArgInfo", "Signature", "check_call_args",
            "out_info", "args_tree", "CompiledMemoryStats", "Wrapped", "CompilerOptions"]

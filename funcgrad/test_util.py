@@ -25,13 +25,13 @@ from typing import Any
 
 import numpy
 
-from funcgrad import tree_util
 from funcgrad.api import jvp, vjp
 from funcgrad.api_jit import jit
 from funcgrad.api_vmap import _flatten_args, _match_prefix, _slice_axis, vmap
 from funcgrad.avals import float0, get_aval
 from funcgrad.backend import device_of, device_put, to_numpy
 from funcgrad.ops import shape as _shape
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = [
     "check_grads",

@@ -45,7 +45,9 @@ import collections
 import dataclasses
 import functools
 import operator
+import types
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 __all__ = [
@@ -69,6 +71,7 @@ __all__ = [
     "register_pytree_node_class",
     "register_pytree_with_keys",
     "register_pytree_with_keys_class",
+    "register_array_leaf",
     "register_static",
     "tree_all",
     "tree_broadcast",
@@ -83,6 +86,7 @@ __all__ = [
     "tree_structure",
     "tree_transpose",
     "tree_unflatten",
+    "transforms",
     "treedef_children",
     "treedef_is_leaf",
     "treedef_tuple",
@@ -196,7 +200,7 @@ class _NodeKind:
     """How to flatten/unflatten one node type.  Compared and hashed by identity."""
 
     __slots__ = ("nodetype", "code", "flatten", "unflatten", "flatten_with_keys", "name",
-                 "list_children")
+                 "list_children", "array_leaf")
 
     def __init__(
         self,
@@ -215,6 +219,9 @@ class _NodeKind:
         # flatten_one_level gives the children as a list (JAX's native dataclass and static
         # nodes) rather than as the flatten function returns them
         self.list_children = False
+        # an array type that is a leaf of the public functions and a node of the
+        # transformations' view (register_array_leaf: typed PRNG keys)
+        self.array_leaf = False
 
     def __repr__(self) -> str:
         return f"<pytree node kind {self.name}>"
@@ -336,7 +343,20 @@ def _kind_of(t: type) -> _NodeKind | None:
     kind = _kind_cache.get(t, _MISSING)
     if kind is _MISSING:
         kind = _resolve_kind(t)
+    if kind is not None and kind.array_leaf and not _nodes_view.get():
+        return None
     return kind
+
+
+def _raw_kind(t: type) -> _NodeKind | None:
+    """The registered kind of ``t`` in either view (array leaves' kinds included)."""
+    kind = _kind_cache.get(t, _MISSING)
+    return _resolve_kind(t) if kind is _MISSING else kind
+
+
+#: True inside the transformations' view of this module (:data:`transforms`): types
+#: registered with :func:`register_array_leaf` are nodes there, leaves everywhere else.
+_nodes_view: ContextVar[bool] = ContextVar("funcgrad_tree_nodes_view", default=False)
 
 
 def _add_kind(nodetype: type, kind: _NodeKind) -> None:
@@ -1032,7 +1052,8 @@ def _up_to(nodes: tuple, i: int, x: Any, out: list, trail: list, what: str, suff
         out.append(x)
         return
     kind, aux, n = rec[0], rec[1], rec[2]
-    xkind = _kind_of(type(x))
+    # the treedef decides: an array leaf's node (a transformation's treedef) takes its type
+    xkind = _raw_kind(type(x))
     ok = xkind is kind
     xaux = None
     if ok:
@@ -1084,6 +1105,10 @@ def _flatten(x: Any, is_leaf: Callable[[Any], bool] | None, leaves: list, nodes:
     code = kind.code
     l0 = len(leaves)
     n0 = len(nodes)
+    if kind.array_leaf and not _nodes_view.get():
+        leaves.append(x)
+        nodes.append(None)
+        return
     if code == _DICT:
         keys = _sorted_keys(x)
         for k in keys:
@@ -1139,6 +1164,9 @@ def _flatten_fast(x: Any, leaves: list, nodes: list) -> None:
         nodes.append((kind, None, len(x), len(leaves) - l0, len(nodes) - n0 + 1))
     elif code == _NONE:
         nodes.append(_NONE_REC)
+    elif kind.array_leaf and not _nodes_view.get():
+        leaf_append(x)
+        node_append(None)
     else:
         children, aux = kind.flatten(x)  # type: ignore[misc]
         n = 0
@@ -1165,6 +1193,8 @@ def _leaves_only(x: Any, is_leaf: Callable[[Any], bool] | None, leaves: list) ->
     elif code == _TUPLE or code == _LIST:
         for c in x:
             _leaves_only(c, is_leaf, leaves)
+    elif kind.array_leaf and not _nodes_view.get():
+        leaves.append(x)
     elif code != _NONE:
         for c in kind.flatten(x)[0]:  # type: ignore[misc]
             _leaves_only(c, is_leaf, leaves)
@@ -1734,3 +1764,66 @@ def _partial_unflatten(func: Callable, children: Sequence[Any]) -> Partial:
 
 
 register_pytree_node(Partial, _partial_flatten, _partial_unflatten, _partial_flatten_with_keys)
+
+
+def register_array_leaf(
+    nodetype: type[T],
+    flatten_func: Callable[[T], tuple[Iterable[Any], Hashable]],
+    unflatten_func: Callable[[Hashable, Iterable[Any]], T],
+) -> None:
+    """Register an array type built over arrays (typed PRNG key arrays over their ``uint32``
+    data): a **leaf** for this module's functions, as JAX's key arrays are leaves of
+    ``jax.tree_util``, and a node with the children ``flatten_func`` gives in
+    :data:`transforms`, the view the transformations flatten their arguments and results with,
+    so ``jit``, ``vmap``, ``grad``, ``scan``... carry the type through as its arrays.
+
+    Example:
+        >>> from funcgrad import random
+        >>> k = random.key(0)
+        >>> tree_leaves({"k": k})[0] is k, len(transforms.tree_leaves({"k": k}))
+        (True, 1)
+        >>> transforms.tree_leaves(k)[0].dtype
+        dtype('uint32')
+    """
+    kind = _NodeKind(nodetype, _CUSTOM, flatten_func, unflatten_func, None)
+    kind.array_leaf = True
+    _add_kind(nodetype, kind)
+
+
+def _in_nodes_view(f: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(f)
+    def in_view(*args: Any, **kwargs: Any) -> Any:
+        token = _nodes_view.set(True)
+        try:
+            return f(*args, **kwargs)
+        finally:
+            _nodes_view.reset(token)
+
+    return in_view
+
+
+class _TransformsView(types.SimpleNamespace):
+    """The transformations' view of :mod:`funcgrad.tree_util` (``from funcgrad.tree_util
+    import transforms as tree_util``): the same names, whose functions flatten the types
+    registered with :func:`register_array_leaf` (typed PRNG keys) into their arrays, which
+    tracers stand for. Functions given to them (``tree_map``'s) run in that view too: the
+    transformations pass their own.
+
+    Example:
+        >>> from funcgrad import random
+        >>> [type(x).__name__ for x in transforms.tree_leaves([random.key(0), 1.0])]
+        ['ndarray', 'float']
+        >>> transforms.tree_structure(random.key(0)) == tree_structure(random.key(0))
+        False
+    """
+
+    def __repr__(self) -> str:
+        return "<funcgrad.tree_util.transforms: the transformations' view>"
+
+
+transforms = _TransformsView(**{
+    name: _in_nodes_view(obj) if isinstance(obj, types.FunctionType)
+    and obj.__module__ == __name__ and not name.startswith(("register", "keystr", "_"))
+    and name not in ("tree_unflatten", "treedef_children", "treedef_tuple", "treedef_is_leaf")
+    else obj
+    for name, obj in list(globals().items()) if not name.startswith("__")})

@@ -18,8 +18,11 @@ import numpy as np
 import pytest
 
 import funcgrad
-from funcgrad import tree_util
 from funcgrad.backend import to_numpy
+
+# the transformations' view: a typed key array is its uint32 data here (dev moves it, host
+# copies it back, assert_allclose compares it), as before keys became leaves
+from funcgrad.tree_util import transforms as tree_util
 
 DEVICE = os.environ.get("FUNCGRAD_TEST_DEVICE") or "cpu"  # as conftest.TEST_DEVICE (empty: cpu)
 _ON_GPU = DEVICE.partition(":")[0].lower() in ("gpu", "cuda")

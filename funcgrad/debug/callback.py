@@ -24,7 +24,6 @@ from typing import Any
 
 import numpy
 
-from funcgrad import tree_util
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_of, xp_for
 from funcgrad.core import Primitive, Tracer, bind
@@ -33,6 +32,7 @@ from funcgrad.interpreters import batching
 from funcgrad.interpreters.jvp import jvp_rules
 from funcgrad.ir import Effect, effect_rules, effectful_primitives
 from funcgrad.ops._batching_util import bdim_at_front
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = ["callback", "print", "log", "breakpoint", "call_hook", "debug_callback_p",
            "hook_call_p", "DebugEffect", "OrderedDebugEffect", "debug_effect",

@@ -38,7 +38,7 @@ from typing import Any
 import numpy
 
 import funcgrad.numpy as fnp
-from funcgrad import backend, config, tree_util
+from funcgrad import backend, config
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.core import SourceInfo, bind, current_trace
 from funcgrad.errors import JaxRuntimeError
@@ -50,6 +50,7 @@ from funcgrad.ops.custom_derivatives import custom_jvp_call_p, custom_vjp_call_p
 from funcgrad.ops.indexing import Operand, index_layout
 from funcgrad.ops.jit import jit_p
 from funcgrad.ops.remat import remat_p
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = [
     "checkify", "check", "debug_check", "check_error", "Error", "ErrorCategory", "FailedCheckError",

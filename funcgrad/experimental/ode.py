@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy
 
-from funcgrad import lax, tree_util
+from funcgrad import lax
 from funcgrad import numpy as fnp
 from funcgrad._cache import LRUCache
 from funcgrad.api import closure_convert, vjp
@@ -27,6 +27,7 @@ from funcgrad.avals import float0, get_aval
 from funcgrad.backend import device_put, get_default_device
 from funcgrad.custom_derivatives import custom_vjp
 from funcgrad.flatten_util import ravel_pytree
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = ["odeint"]
 

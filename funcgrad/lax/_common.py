@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy
 
-from funcgrad import tree_util
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.errors import DTypeError, ShapeError
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 # The dtype kinds a weak (Python-scalar) value may take on: a Python int fits any numeric
 # dtype, a float only inexact ones, a complex only complex ones, a bool only bool.

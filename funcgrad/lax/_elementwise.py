@@ -17,7 +17,6 @@ import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.elementwise_extra as _ewx
 import funcgrad.ops.shape as _sh
 import funcgrad.ops.special as _sp
-from funcgrad import tree_util
 from funcgrad.avals import get_aval
 from funcgrad.errors import DTypeError
 from funcgrad.lax._common import (
@@ -32,6 +31,7 @@ from funcgrad.lax._common import (
     same_dtypes,
     static_int,
 )
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 Array = Any
 

@@ -22,7 +22,6 @@ import funcgrad.ops.linalg as _la
 import funcgrad.ops.reductions as _red
 import funcgrad.ops.shape as _sh
 import funcgrad.ops.sorting as _sort
-from funcgrad import tree_util
 from funcgrad.avals import ShapedArray
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.lax import _elementwise as _lew
@@ -55,6 +54,7 @@ from funcgrad.numpy._dot_precision import (
 )
 from funcgrad.ops.control_flow import scan as _scan
 from funcgrad.ops.custom_derivatives import custom_jvp
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 Array = Any
 

@@ -8,13 +8,13 @@ from collections.abc import Callable
 from typing import Any
 
 import funcgrad.numpy as fnp
-from funcgrad import tree_util
 from funcgrad.api import jvp, linearize
 from funcgrad.avals import get_aval
 from funcgrad.custom_derivatives import custom_jvp
 from funcgrad.interpreters.jaxpr_rules import eval_closed
 from funcgrad.ops.control_flow._common import check_solver_output, trace_fun
 from funcgrad.ops.control_flow.linear_solve import custom_linear_solve
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = ["custom_root", "custom_linear_solve"]
 

@@ -31,7 +31,7 @@ import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.reductions as _red
 import funcgrad.ops.shape as _sh
 import funcgrad.ops.windows as _winp
-from funcgrad import backend, tree_util
+from funcgrad import backend
 from funcgrad.avals import get_aval
 from funcgrad.core import is_tracer
 from funcgrad.errors import DTypeError
@@ -45,6 +45,7 @@ from funcgrad.lax._common import (
 )
 from funcgrad.lax._convolution import padtype_to_pads
 from funcgrad.ops.windows import patches as _patches
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 Array = Any
 

@@ -22,12 +22,12 @@ from typing import Any
 import numpy as _np
 
 import funcgrad.numpy as fnp
-from funcgrad import tree_util
 from funcgrad.api_vmap import vmap
 from funcgrad.avals import get_aval
 from funcgrad.backend import device_put
 from funcgrad.core import Tracer
 from funcgrad.errors import ConcretizationError
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = ["vectorize"]
 

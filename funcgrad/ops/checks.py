@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy
 
-from funcgrad import backend, tree_util
+from funcgrad import backend
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.core import Primitive, bind
 from funcgrad.errors import JaxRuntimeError
@@ -29,6 +29,7 @@ from funcgrad.ops import elementwise as _ew
 from funcgrad.ops import reductions as _red
 from funcgrad.ops import shape as _sh
 from funcgrad.ops._batching_util import moveaxis_to_front
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = ["check_p", "check_error_p", "format_check_message"]
 

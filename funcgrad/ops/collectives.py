@@ -32,7 +32,6 @@ from typing import Any
 
 import numpy
 
-from funcgrad import tree_util
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import get_default_device, xp_for, xp_for_device
 from funcgrad.core import bind1, lookup_axis
@@ -48,6 +47,7 @@ from funcgrad.ops import reductions as _red
 from funcgrad.ops import shape as _shape
 from funcgrad.ops._batching_util import bdim_at_front, moveaxis_to_front
 from funcgrad.ops._util import check_static, make_primitive, normalize_axis
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = [
     "psum",

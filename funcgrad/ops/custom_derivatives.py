@@ -36,7 +36,6 @@ from typing import Any
 import numpy
 
 from funcgrad import compile as _compile
-from funcgrad import tree_util
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.backend import get_default_device, xp_for_device
 from funcgrad.core import Primitive, Tracer, bind, current_trace, eval_trace, set_current_trace
@@ -70,6 +69,7 @@ from funcgrad.jaxpr_codec import Codec, Decoder, Encoder, ExportError, register_
 from funcgrad.ops._batching_util import bdim_at_front, moveaxis_to_front
 from funcgrad.ops.elementwise import convert_element_type
 from funcgrad.ops.reductions import reduce_sum
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = [
     "custom_jvp",

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy
 
-from funcgrad import backend, tree_util
+from funcgrad import backend
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.core import Primitive, bind
 from funcgrad.errors import JaxRuntimeError, MissingRuleError
@@ -44,6 +44,7 @@ from funcgrad.interpreters.jvp import Zero, jvp_rules, tangent_aval
 from funcgrad.ir import Effect, effect_rules, effectful_primitives
 from funcgrad.ops import shape as _shape
 from funcgrad.ops._batching_util import bdim_at_front, moveaxis_to_front
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = ["pure_callback", "pure_callback_p", "io_callback", "io_callback_p", "VMAP_METHODS"]
 

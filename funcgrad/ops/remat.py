@@ -37,7 +37,6 @@ import types
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from funcgrad import tree_util
 from funcgrad._cache import WeakLRUCache, weak_lru_cache
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.core import (
@@ -73,6 +72,7 @@ from funcgrad.ops._call import (
 )
 from funcgrad.ops._util import check_static
 from funcgrad.ops.control_flow._common import compiled, runner
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = [
     "checkpoint",

@@ -2,10 +2,11 @@
 
 A typed key array of shape ``S`` holds the ``uint32`` data of ``prod(S)`` raw keys, an array
 of shape ``(*S, 2)``; its ``dtype`` is the key dtype ``key<fry>`` (a
-:class:`funcgrad.dtypes.prng_key`), so one key has shape ``()``. It is a pytree whose one
-child is that data: ``jit``, ``vmap``, ``grad``, ``scan``, ``cond`` and every other
-transformation carry keys through as they carry any pytree, with no knowledge of keys (a
-batch of ``n`` keys under ``vmap`` is data of shape ``(n, 2)``, batched on axis 0).
+:class:`funcgrad.dtypes.prng_key`), so one key has shape ``()``. It is a pytree leaf, as
+JAX's, and a node whose one child is that data in the transformations' view
+(``tree_util.register_array_leaf``): ``jit``, ``vmap``, ``grad``, ``scan``, ``cond`` and every
+other transformation carry keys through as they carry any pytree, with no knowledge of keys
+(a batch of ``n`` keys under ``vmap`` is data of shape ``(n, 2)``, batched on axis 0).
 
 Example:
     >>> from funcgrad import random
@@ -428,8 +429,9 @@ def _key_stand_in(s: ShapeDtypeStruct) -> PRNGKeyArray:
 extended_dtypes[KeyDType] = _key_stand_in
 register_array_type(PRNGKeyArray)  # isinstance(keys, funcgrad.Array), as jax.Array's
 register_extended_type(PRNGKeyArray)  # fnp.stack / where / take / ... on keys, as jnp's
-# the implementation is static data of the tree (as JAX's, where it is part of the dtype)
-tree_util.register_pytree_node(PRNGKeyArray, lambda k: ((k._data,), k._impl), _unflatten_keys)
+# a leaf of tree_util (as JAX's); to the transformations a node over its data, the
+# implementation static data of the tree (as JAX's, where it is part of the dtype)
+tree_util.register_array_leaf(PRNGKeyArray, lambda k: ((k._data,), k._impl), _unflatten_keys)
 # exported programs may take and return keys (funcgrad.export); files from before the other
 # implementations wrote no auxdata: Threefry keys
 register_pytree_node_serialization(

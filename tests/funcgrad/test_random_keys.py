@@ -193,13 +193,43 @@ def test_keys_in_pytrees() -> None:
     state = dev({"key": R.key(0), "w": np.ones(2)})
     out = funcgrad.jit(lambda s: {"key": R.split(s["key"])[0], "w": s["w"] * 2})(state)
     assert data(out["key"]) == SPLIT3[0]
-    # a key is a pytree node over its uint32 data (JAX: a leaf); the data is what tree_map sees
-    leaves = tree_util.tree_leaves(state["key"])
-    assert len(leaves) == 1 and h(leaves[0]).tolist() == [0, 0]
+    # JAX 0.10.2: a key array is a pytree leaf: tree_leaves(key) == [key], tree_map sees keys
+    leaves, treedef = tree_util.tree_flatten(state)
+    assert leaves[0] is state["key"] and str(treedef) == "PyTreeDef({'key': *, 'w': *})"
     assert funcgrad.device_put(state)["key"].shape == ()
-    # a tree_map over the data leaves a key node around what it made: it still prints
     shapes = tree_util.tree_map(lambda x: x.shape, state)
-    assert repr(shapes["key"]) == "PRNGKeyArray(data=(2,))" and shapes["w"] == (2,)
+    assert shapes == {"key": (), "w": (2,)}
+    assert [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(state)[0]] == ["['key']", "['w']"]
+    # ... and transformations still take them: vmap over a batch of keys, scan carrying one
+    ks = R.split(state["key"], 3)
+    assert funcgrad.vmap(lambda t: R.normal(t["k"]))({"k": ks}).shape == (3,)
+    carry, _ = funcgrad.lax.scan(lambda c, _: ({"k": R.split(c["k"])[0]}, None),
+                                 {"k": state["key"]}, None, length=2)
+    assert isinstance(carry["k"], R.PRNGKeyArray) and carry["k"].shape == ()
+
+
+def test_key_leaves_pass_through_every_transformation() -> None:
+    # JAX 0.10.2: keys are leaves to jax.tree_util and arguments/carries/results of every
+    # transformation
+    k = dev(R.key(1))
+    out = funcgrad.jit(lambda t: {"k": R.fold_in(t["k"], 3), "n": t["n"] + 1})({"k": k, "n": 0})
+    assert data(out["k"]) == data(R.fold_in(k, 3)) and int(out["n"]) == 1
+    g = funcgrad.grad(lambda w, t: w * R.uniform(t["k"]))(2.0, {"k": k})
+    assert float(g) == float(R.uniform(k))
+    kk = lax.cond(True, lambda t: R.split(t)[1], lambda t: t, k)
+    assert data(kk) == data(R.split(k)[1])
+    kk = lax.fori_loop(0, 2, lambda i, t: R.fold_in(t, i), k)
+    assert data(kk) == data(R.fold_in(R.fold_in(k, 0), 1))
+    shape = funcgrad.eval_shape(lambda t: R.split(t, 4), k)
+    assert shape.shape == (4,) and str(shape.dtype) == "key<fry>"
+
+    @funcgrad.custom_vjp
+    def scaled_noise(w, t):
+        return w * R.normal(t)
+
+    scaled_noise.defvjp(lambda w, t: (scaled_noise(w, t), R.normal(t)),
+                        lambda z, ct: (ct * z * 2.0, None))
+    assert float(funcgrad.grad(scaled_noise)(1.0, k)) == 2.0 * float(R.normal(k))
 
 
 def test_initializers_and_stax_take_typed_keys() -> None:

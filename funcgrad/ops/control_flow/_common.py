@@ -15,7 +15,6 @@ from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from typing import Any
 
-from funcgrad import tree_util
 from funcgrad._cache import LRUCache, weak_lru_cache
 from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import device_of, get_default_device, is_array, xp_for_device
@@ -27,6 +26,7 @@ from funcgrad.interpreters.staging import trace_to_jaxpr
 from funcgrad.ir import ClosedJaxpr, Jaxpr, Literal, Var, eval_jaxpr
 from funcgrad.ops import shape as _shape
 from funcgrad.ops.control_flow._tape import Tape, TapeAval, empty_tape
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = [
     "Traced",

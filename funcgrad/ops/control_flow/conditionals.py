@@ -22,7 +22,6 @@ from typing import Any
 import numpy
 
 from funcgrad import compile as _compile
-from funcgrad import tree_util
 from funcgrad._cache import weak_lru_cache
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.core import Primitive, Tracer, bind, eval_trace, set_current_trace, tracing_branch
@@ -53,6 +52,7 @@ from funcgrad.ops.control_flow._common import (
     zeros_for,
 )
 from funcgrad.ops.control_flow._tape import TapeAval, ZeroTape
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = ["cond", "switch", "cond_p"]
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from funcgrad import tree_util
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.core import Primitive, bind, eval_trace, set_current_trace
 from funcgrad.interpreters import batching
@@ -46,6 +45,7 @@ from funcgrad.ops.control_flow._common import (
     trace_fun,
     type_str,
 )
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = ["custom_linear_solve", "linear_solve_p"]
 

@@ -26,7 +26,6 @@ from typing import Any
 import numpy
 
 from funcgrad import compile as _compile
-from funcgrad import tree_util
 from funcgrad._cache import weak_lru_cache
 from funcgrad.avals import ShapedArray, float0, get_aval
 from funcgrad.backend import xp_for
@@ -76,6 +75,7 @@ from funcgrad.ops.control_flow._common import (
 )
 from funcgrad.ops.control_flow._tape import Tape, TapeAval, ZeroTape
 from funcgrad.ops.elementwise import convert_element_type
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = ["scan", "map", "scan_p", "stack_aval", "unstack_aval", "invariant_outputs"]
 

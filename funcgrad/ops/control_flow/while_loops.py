@@ -28,7 +28,6 @@ from typing import Any
 import numpy
 
 from funcgrad import compile as _compile
-from funcgrad import tree_util
 from funcgrad._cache import weak_lru_cache
 from funcgrad.avals import ShapedArray, float0, get_aval, result_dtype
 from funcgrad.backend import get_default_device, xp_for_device
@@ -68,6 +67,7 @@ from funcgrad.ops.control_flow.scans import (
     scan_p,
     split_invariant,
 )
+from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
 __all__ = ["while_loop", "fori_loop", "while_p"]
 
