@@ -524,8 +524,9 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
     are the same in the recomputation (the key is an input), as PyTorch's
     ``preserve_rng_state``; ``use_reentrant`` is accepted and has no effect, as are
     ``determinism_check`` (``"default"`` or ``"none"``), ``debug`` and ``early_stop`` (the
-    recomputation is pure, so it always matches). ``context_fn`` (PyTorch's, with
-    ``use_reentrant=False`` only) returns two context managers: the block's forward runs
+    recomputation is pure, so it always matches); as PyTorch's, ``context_fn`` and
+    ``debug=True`` need ``use_reentrant=False`` (unset counts as True, PyTorch's default).
+    ``context_fn`` returns two context managers: the block's forward runs
     under the first; the second, PyTorch's recomputation context, has nothing to wrap.
     ``context_fn=functools.partial(create_selective_checkpoint_contexts, policy)`` (from
     ``funcgrad_nn.utils.checkpoint``) is selective checkpointing: the operations the policy
@@ -546,14 +547,17 @@ def checkpoint(function: Callable[..., Any], *args: Any, use_reentrant: bool | N
     >>> nn.jit(nn.grad(loss))(block, np.ones((2, 4), np.float32))[0].weight.shape
     (4, 4)
     """
-    del preserve_rng_state, debug, early_stop
+    del preserve_rng_state, early_stop
     if determinism_check not in ("default", "none"):
         raise ValueError(f"determinism_check should be one of ['default', 'none'], but got "
                          f"{determinism_check}")
+    noop = (context_fn is None or getattr(context_fn, "__name__", None) == "noop_context_fn"
+            and getattr(context_fn, "__module__", None) == "funcgrad_nn.utils.checkpoint")
+    if use_reentrant is not False and (not noop or debug is not False):
+        # PyTorch's rule: use_reentrant unset means True (it warns to pass it)
+        raise ValueError("Passing `context_fn` or `debug` is only supported when "
+                         "use_reentrant=False.")
     if context_fn is not None:
-        if use_reentrant:
-            raise ValueError("Passing context_fn or debug is only supported when "
-                             "use_reentrant=False.")
         forward_context, _ = context_fn()
         with forward_context:
             return checkpoint(function, *args, use_reentrant=use_reentrant, **kwargs)

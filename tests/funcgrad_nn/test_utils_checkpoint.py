@@ -7,7 +7,7 @@ import pytest
 
 import funcgrad
 import funcgrad_nn as nn
-from funcgrad_nn.utils.checkpoint import checkpoint, checkpoint_sequential
+from funcgrad_nn.utils.checkpoint import checkpoint, checkpoint_sequential, noop_context_fn
 from tests.helpers import DEVICE, dev, host
 
 # torch 2.13, float64: Sequential(Linear(3, 4), BatchNorm1d(4), Tanh, Linear(4, 4), Tanh,
@@ -152,6 +152,13 @@ def test_torch_keyword_options_are_not_passed_to_the_function() -> None:
         checkpoint(m, x, use_reentrant=False, determinism_check="strict")
     with pytest.raises(ValueError, match="use_reentrant=False"):
         checkpoint(m, x, use_reentrant=True, context_fn=lambda: (contextlib.nullcontext(),) * 2)
+    # torch 2.13: use_reentrant unset is True, so these need it False too; the default
+    # context_fn passed explicitly is fine
+    for kw in (dict(context_fn=lambda: (contextlib.nullcontext(),) * 2), dict(debug=True)):
+        with pytest.raises(ValueError, match=r"^Passing `context_fn` or `debug` is only "
+                                             r"supported when use_reentrant=False\.$"):
+            checkpoint(m, x, **kw)
+    np.testing.assert_allclose(host(checkpoint(m, x, context_fn=noop_context_fn)), want)
 
 
 # torch 2.13, float64: Sequential(Linear(3, 4), Tanh, Linear(4, 2)), parameter i =
