@@ -29,13 +29,13 @@ Example:
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 import sys
 import threading
 import warnings
 from typing import Any
-
-import numpy
 
 from funcgrad.errors import SourceInfo, generated_code, is_our_file
 
@@ -47,7 +47,7 @@ _unknown_modules: dict[str, dict] = {}
 
 
 # The Python files of the array libraries funcgrad calls (NumPy's fromnumeric.py wrappers
-# warn from there); CuPy's and SciPy's only once imported (never imported here).
+# warn from there), found without importing them.
 _LIBRARY_PACKAGES = ("numpy", "cupy", "cupyx", "scipy")
 
 
@@ -55,13 +55,18 @@ def _is_internal(filename: str) -> bool:
     return is_our_file(filename) or filename in generated_code
 
 
-def _is_library_file(filename: str) -> bool:
+@functools.cache
+def _library_dirs() -> tuple[str, ...]:
+    dirs = []
     for name in _LIBRARY_PACKAGES:
-        mod = numpy if name == "numpy" else sys.modules.get(name)
-        where = getattr(mod, "__file__", None)
-        if where and filename.startswith(os.path.dirname(where) + os.sep):
-            return True
-    return False
+        spec = importlib.util.find_spec(name)
+        for d in (spec.submodule_search_locations or ()) if spec is not None else ():
+            dirs.append(os.path.join(d, ""))
+    return tuple(dirs)
+
+
+def _is_library_file(filename: str) -> bool:
+    return filename.startswith(_library_dirs())
 
 
 def user_location(filename: str, lineno: int) -> tuple[SourceInfo, dict] | None:
