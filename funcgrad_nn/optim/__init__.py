@@ -16,6 +16,7 @@ from funcgrad_nn.optim import (
     projections,
     schedules,
     swa_utils,
+    transforms,
     tree,
     tree_utils,
 )
@@ -33,6 +34,10 @@ from funcgrad_nn.optim._losses_tasks import *  # noqa: F403
 from funcgrad_nn.optim._losses_tasks import __all__ as _loss_tasks_all
 from funcgrad_nn.optim._moments import *  # noqa: F403
 from funcgrad_nn.optim._moments import __all__ as _moments_all
+from funcgrad_nn.optim._monitoring import *  # noqa: F403
+from funcgrad_nn.optim._monitoring import __all__ as _monitoring_all
+from funcgrad_nn.optim._privacy import *  # noqa: F403
+from funcgrad_nn.optim._privacy import __all__ as _privacy_all
 from funcgrad_nn.optim._schedules import *  # noqa: F403
 from funcgrad_nn.optim._schedules import __all__ as _sched_all
 from funcgrad_nn.optim._state_utils import tree_map_params  # optax.tree_map_params
@@ -46,4 +51,4 @@ from funcgrad_nn.optim._transform_more import __all__ as _more_all
 from funcgrad_nn.optim.optimizer import *  # noqa: F403
 from funcgrad_nn.optim.optimizer import __all__ as _opt_all
 
-__all__ = [*_tx_all, *_more_all, *_fact_all, *_loss_all, *_loss_tasks_all, *_torch_all, *_sched_all, *_inject_all, *_acc_all, *_ls_all, *_moments_all, *_opt_all, "LBFGS", "tree_map_params", "contrib", "losses", "lr_scheduler", "projections", "schedules", "swa_utils", "tree", "tree_utils"]
+__all__ = [*_tx_all, *_more_all, *_fact_all, *_loss_all, *_loss_tasks_all, *_torch_all, *_sched_all, *_inject_all, *_acc_all, *_ls_all, *_moments_all, *_monitoring_all, *_privacy_all, *_opt_all, "LBFGS", "tree_map_params", "contrib", "losses", "lr_scheduler", "projections", "schedules", "swa_utils", "transforms", "tree", "tree_utils"]

@@ -34,7 +34,7 @@ from funcgrad_nn.optim._transform import (
     _zero_count,
 )
 
-__all__ = ["MultiSteps", "MultiStepsState", "skip_not_finite", "skip_large_updates"]
+__all__ = ["MultiSteps", "MultiStepsState", "ShouldSkipUpdateFunction", "skip_not_finite", "skip_large_updates"]
 
 ShouldSkipUpdateFunction = Callable[[Any, Any, Any], tuple[Any, Any]]
 

@@ -10,7 +10,7 @@ multiplies by ``-learning_rate`` as in optax.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -23,6 +23,10 @@ from funcgrad_nn.optim._module_params import merge_params, params_view
 from funcgrad_nn.optim._schedules import Schedule
 
 __all__ = [
+    "ScalarOrSchedule",
+    "TransformInitFn",
+    "TransformUpdateFn",
+    "TransformUpdateExtraArgsFn",
     "GradientTransformation",
     "GradientTransformationExtraArgs",
     "with_extra_args_support",
@@ -81,6 +85,26 @@ __all__ = [
 ]
 
 ScalarOrSchedule = float | Schedule
+
+
+# optax's typing protocols for the two halves of a transformation, for annotating user code.
+class TransformInitFn(Protocol):
+    """``init(params) -> state`` (optax's ``TransformInitFn``)."""
+
+    def __call__(self, params: Any) -> Any: ...
+
+
+class TransformUpdateFn(Protocol):
+    """``update(updates, state, params=None) -> (updates, state)`` (optax's)."""
+
+    def __call__(self, updates: Any, state: Any, params: Any = None) -> tuple[Any, Any]: ...
+
+
+class TransformUpdateExtraArgsFn(Protocol):
+    """``update(updates, state, params=None, **extra_args)`` (optax's)."""
+
+    def __call__(self, updates: Any, state: Any, params: Any = None,
+                 **extra_args: Any) -> tuple[Any, Any]: ...
 
 NO_PARAMS_MSG = (
     "You are using a transformation that requires the current value of parameters, but you "
