@@ -634,10 +634,13 @@ class Optimizer:
         skipped = self.__dict__.get("_frozen_at_build")
         if not skipped or not isinstance(grads, Module):
             return
+        thawed = [(prefix, mod, name) for prefix, mod, name in skipped
+                  if name not in mod.__dict__["_frozen"]]
+        if not thawed:  # the usual case, checked every step: still all frozen
+            return
         held = {id(p) for p in self._params()}
-        back = [f"{prefix}.{name}" if prefix else name for prefix, mod, name in skipped
-                if name not in mod.__dict__["_frozen"]
-                and id(mod.__dict__["_parameters"].get(name)) not in held]
+        back = [f"{prefix}.{name}" if prefix else name for prefix, mod, name in thawed
+                if id(mod.__dict__["_parameters"].get(name)) not in held]
         if not back:
             return
         self._frozen_at_build = []  # once
