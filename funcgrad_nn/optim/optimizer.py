@@ -641,7 +641,9 @@ class Optimizer:
         held = {id(p) for p in self._params()}
         back = [f"{prefix}.{name}" if prefix else name for prefix, mod, name in thawed
                 if id(mod.__dict__["_parameters"].get(name)) not in held]
-        if not back:
+        if not back:  # added since (add_param_group): nothing left to watch for those
+            gone = {id(t) for t in thawed}
+            self._frozen_at_build = [e for e in skipped if id(e) not in gone]
             return
         self._frozen_at_build = []  # once
         warnings.warn(
