@@ -166,6 +166,14 @@ def test_parameters_unfrozen_after_building_the_optimizer_are_named_once():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         opt.step(nn.grad(loss)(m))  # once
+    m[0].requires_grad_(False)
+    again = optim.SGD(m.parameters(), lr=0.1)
+    m[0].requires_grad_(True)
+    again.add_param_group({"params": m[0].parameters()})  # the fix the warning names
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again.step(nn.grad(loss)(m))
+    assert again._frozen_at_build == []  # held now: no longer watched
     fresh = optim.SGD(m[1].parameters(), lr=0.1)
     fresh.add_param_group({"params": m[0].parameters()})
     with warnings.catch_warnings():
