@@ -26,6 +26,7 @@ import funcgrad.scipy.linalg as _sla
 import funcgrad.scipy.linalg._decomp as _sla_decomp
 import funcgrad.scipy.linalg._decomp_eig as _sla_eig
 from funcgrad.api_vmap import vmap
+from funcgrad.backend import device_put, get_default_device
 from funcgrad.custom_derivatives import custom_jvp
 from funcgrad.errors import NonDifferentiableError
 from funcgrad.lax._common import aval_of
@@ -80,6 +81,12 @@ class EigImplementation(enum.Enum):
     CUSOLVER = "cusolver"
     MAGMA = "magma"
     LAPACK = "lapack"
+
+
+def _on_device_of(a: Any, host: Any) -> Any:
+    """The host constant ``host`` on the device of the operand whose aval is ``a`` (whatever
+    the default device): a host array met by a device array's operator is refused by CuPy."""
+    return device_put(numpy.asarray(host), a.device or get_default_device())
 
 
 def _check_choice(name: str, value: Any, kind: type) -> None:
@@ -289,7 +296,7 @@ def lu_pivots_to_permutation(pivots: Array, permutation_size: int) -> Array:
     if a.ndim < 1 or a.shape[-1] > n or a.dtype.kind not in "iu":
         raise ValueError(f"lax.linalg.lu_pivots_to_permutation: pivots must be integers with "
                          f"at most {n} entries on the last axis, got {a.str_short()}")
-    positions = fnp.arange(n, dtype=numpy.int32)
+    positions = _on_device_of(a, numpy.arange(n, dtype=numpy.int32))
     perm = fnp.broadcast_to(positions, tuple(a.shape[:-1]) + (n,))
     for i in range(a.shape[-1]):
         j = fnp.asarray(pivots[..., i:i + 1]).astype(numpy.int32)
@@ -443,14 +450,17 @@ def householder_product(a: Array, taus: Array) -> Array:
         raise ValueError(f"lax.linalg.householder_product: taus must have shape "
                          f"{tuple(aa.shape[:-2])} + (k,) with k <= min(m, n) = {min(m, n)}, "
                          f"got {ta.shape}")
-    rows = fnp.arange(m)
-    q = fnp.broadcast_to(fnp.eye(m, dtype=aa.dtype), tuple(aa.shape[:-2]) + (m, m))
+    rows = _on_device_of(aa, numpy.arange(m))
+    q = fnp.broadcast_to(_on_device_of(aa, numpy.eye(m, dtype=aa.dtype)),
+                         tuple(aa.shape[:-2]) + (m, m))
     for i in range(k - 1, -1, -1):   # Q = H_0 (H_1 (... H_{k-1}))
         v = fnp.where(rows == i, fnp.ones((), aa.dtype),
                       fnp.where(rows > i, a[..., :, i], fnp.zeros((), aa.dtype)))
         tau = taus[..., i][..., None, None]
         vh_q = fnp.matmul(fnp.conj(v)[..., None, :], q)
-        q = q - tau * v[..., :, None] * vh_q
+        # funcgrad's operations, not operators: a and taus may live on two devices (a host
+        # operand moves; CuPy's operators refuse the mix)
+        q = fnp.subtract(q, fnp.multiply(fnp.multiply(tau, v[..., :, None]), vh_q))
     return q[..., :, :n]
 
 
@@ -497,10 +507,14 @@ def ormqr(a: Array, taus: Array, c: Array, *, left: bool = True,
         tau = taus[..., i][..., None, None]
         if transpose:
             tau = fnp.conj(tau)
+        # funcgrad's operations, not operators: a, taus and c may live on two devices (a
+        # host operand moves; CuPy's operators refuse the mix)
         if left:   # c - tau v (v^H c)
-            c = c - tau * v[..., :, None] * fnp.matmul(fnp.conj(v)[..., None, :], c)
+            c = fnp.subtract(c, fnp.multiply(fnp.multiply(tau, v[..., :, None]),
+                                             fnp.matmul(fnp.conj(v)[..., None, :], c)))
         else:      # c - tau (c v) v^H
-            c = c - tau * fnp.matmul(c, v[..., :, None]) * fnp.conj(v)[..., None, :]
+            c = fnp.subtract(c, fnp.multiply(fnp.multiply(tau, fnp.matmul(c, v[..., :, None])),
+                                             fnp.conj(v)[..., None, :]))
     return c
 
 
@@ -593,4 +607,4 @@ def qdwh(x: Array, *, is_hermitian: bool = False, max_iterations: int | None = N
     if dynamic_shape is not None:
         raise ValueError("lax.linalg.qdwh: dynamic_shape is not supported")
     u, h = _sla.polar(x)
-    return u, h, fnp.asarray(0, dtype=numpy.int64), fnp.asarray(True)
+    return u, h, _on_device_of(a, numpy.int64(0)), _on_device_of(a, True)

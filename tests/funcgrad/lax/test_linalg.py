@@ -337,3 +337,27 @@ def test_lu_hessenberg_tridiagonal_return_lists_as_jax() -> None:
     assert type(L.hessenberg(a)) is list and len(L.hessenberg(a)) == 2
     assert type(L.tridiagonal(a)) is list and len(L.tridiagonal(a)) == 4
     assert type(funcgrad.jit(L.lu)(a)) is list
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_device_arrays_with_the_default_device_left_at_cpu(jit) -> None:
+    # lu (through lu_pivots_to_permutation) and householder_product built host constants
+    # (arange, eye) that met the device operand through an operator, which CuPy refuses (as
+    # strict arrays do); qdwh's num_iters/is_converged came back on the host
+    from funcgrad.backend import device_of, to_numpy
+    rng = np.random.default_rng(5)
+    a, h = rng.normal(size=(4, 4)), rng.normal(size=(4, 2))
+    with funcgrad.default_device("cpu"):
+        want = [linalg.lu(a), linalg.householder_product(h, h[0]), linalg.qdwh(a),
+                linalg.ormqr(h, h[0], a)]
+    # ormqr: the reflectors on the host, c on the device
+    calls = [lambda x, y: linalg.lu(x), lambda x, y: linalg.householder_product(y, y[0]),
+             lambda x, y: linalg.qdwh(x), lambda x, y: linalg.ormqr(h, h[0], x)]
+    x, y = funcgrad.device_put(a, "strict"), funcgrad.device_put(h, "strict")
+    with funcgrad.default_device("cpu"):
+        for call, w in zip(calls, want):
+            got = (funcgrad.jit(call) if jit else call)(x, y)
+            for g, v in zip(got if isinstance(got, (tuple, list)) else (got,),
+                            w if isinstance(w, (tuple, list)) else (w,)):
+                assert device_of(g) == "strict"
+                assert_allclose(to_numpy(g), host(v), rtol=1e-12, atol=1e-12)
