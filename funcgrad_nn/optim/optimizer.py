@@ -634,8 +634,7 @@ class Optimizer:
         skipped = self.__dict__.get("_frozen_at_build")
         if not skipped or not isinstance(grads, Module):
             return
-        thawed = [(prefix, mod, name) for prefix, mod, name in skipped
-                  if name not in mod.__dict__["_frozen"]]
+        thawed = [e for e in skipped if e[2] not in e[1].__dict__["_frozen"]]
         if not thawed:  # the usual case, checked every step: still all frozen
             return
         held = {id(p) for p in self._params()}
