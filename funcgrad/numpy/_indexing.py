@@ -187,7 +187,11 @@ def _parse_index(x: Any, idx: Any) -> tuple[tuple, list[Any]]:
         if isinstance(e, numpy.integer):
             entries.append(int(e))
             continue
-        if t is list or t is tuple or t is range:  # (NumPy takes a range as its list)
+        if (t is list or t is tuple) and _holds_arrays(e):
+            # [i, 0] with i a traced or device integer: one index array, as NumPy's (and
+            # jax.numpy's) conversion of the list gives (NumPy cannot read device values)
+            e = fnp.asarray(e)
+        elif t is list or t is tuple or t is range:  # (NumPy takes a range as its list)
             host = numpy.asarray(e)
             if host.size == 0:
                 host = host.astype(numpy.intp)
@@ -215,6 +219,12 @@ def _parse_index(x: Any, idx: Any) -> tuple[tuple, list[Any]]:
     if masks:
         _check_masks(entries, masks, tuple(x.shape) if hasattr(x, "shape") else ())
     return tuple(entries), arrays
+
+
+def _holds_arrays(v: Any) -> bool:
+    """Whether the list or tuple ``v`` holds (at any depth) a traced or device value."""
+    return any(_holds_arrays(x) if isinstance(x, list | tuple) else
+               isinstance(x, Tracer) or device_of(x) not in (None, "cpu") for x in v)
 
 
 def _check_masks(entries: list, masks: list[tuple[int, tuple[int, ...]]],

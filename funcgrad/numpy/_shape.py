@@ -1076,7 +1076,7 @@ def _as_pairs(v: Any, nd: int, fname: str, argname: str, as_index: bool) -> list
         return [tuple(_shape.index_in_dim(_shape.index_in_dim(t, i, 0, False), j, 0, False)
                       for j in (0, 1)) for i in range(nd)]
     v = concrete_or_error(v, f"{fname}: {argname}")
-    h = numpy.asarray(to_numpy(v) if device_of(v) not in (None, "cpu") else v)
+    h = numpy.asarray(_on_host(v))
     if as_index:
         if h.dtype.kind not in "iub" and not (h.dtype.kind == "f" and numpy.all(h == numpy.round(h))):
             raise TypeError(f"{fname}: `{argname}` must be of integral type, got {h.dtype}")
@@ -1090,6 +1090,14 @@ def _as_pairs(v: Any, nd: int, fname: str, argname: str, as_index: bool) -> list
             f"{fname}: {argname} of shape {h.shape} cannot be broadcast to ({nd}, 2)"
         ) from None
     return [(h[i, 0][()], h[i, 1][()]) for i in range(nd)]
+
+
+def _on_host(v: Any) -> Any:
+    """``v`` with its device arrays, nested in lists and tuples too (``((i, 0), (0, i))`` of
+    0-d device integers), copied to the host, for NumPy to read as one array."""
+    if isinstance(v, list | tuple):
+        return [_on_host(x) for x in v]
+    return to_numpy(v) if device_of(v) not in (None, "cpu") else v
 
 
 def _holds_tracers(v: Any) -> bool:

@@ -20,7 +20,6 @@ Example:
 
 from __future__ import annotations
 
-import operator
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -29,7 +28,7 @@ import numpy
 
 import funcgrad.ops.elementwise as _ew
 from funcgrad.avals import get_aval
-from funcgrad.backend import get_default_device, xp_for_device
+from funcgrad.backend import get_default_device, operator_index, xp_for_device
 from funcgrad.core import Tracer
 from funcgrad.errors import AxisError, ShapeError
 from funcgrad.numpy import _creation as _fc
@@ -81,7 +80,7 @@ def _as_real(name: str, x: Any) -> Any:
 
 def _axis(name: str, axis: Any, ndim: int) -> int:
     try:
-        axis = operator.index(axis)
+        axis = operator_index(axis)
     except TypeError:
         raise TypeError(f"{name}: axis must be an integer, got {axis!r}") from None
     if not -ndim <= axis < ndim:
@@ -90,7 +89,7 @@ def _axis(name: str, axis: Any, ndim: int) -> int:
 
 
 def _points(name: str, n: Any) -> int:
-    n = operator.index(n)
+    n = operator_index(n)
     if n < 1:
         raise ValueError(f"{name}: invalid number of FFT data points ({n}) specified.")
     return n
@@ -221,7 +220,7 @@ def _cook_nd_args(name: str, x: Any, s: Any, axes: Any, invreal: bool = False,
     if s is None:
         s = list(shape) if axes is None else [shape[a] for a in axes]
     else:
-        s = [operator.index(v) for v in (s if isinstance(s, Sequence) else [s])]
+        s = [operator_index(v) for v in (s if isinstance(s, Sequence) else [s])]
     if axes is None:
         if not shapeless:
             warnings.warn(
@@ -419,7 +418,7 @@ def fftfreq(n: int, d: Any = 1.0, device: Any = None, *,
         >>> fnp.fft.fftfreq(4, d=0.5)
         array([ 0. ,  0.5, -1. , -0.5])
     """
-    n = operator.index(n)
+    n = operator_index(n)
     xp = xp_for_device(_freq_device(d, device))
     if isinstance(d, Tracer):
         return _freq_dtype("fftfreq", _ew.div(xp.fft.fftfreq(n, 1.0), d), dtype)
@@ -436,7 +435,7 @@ def rfftfreq(n: int, d: Any = 1.0, device: Any = None, *,
         >>> fnp.fft.rfftfreq(4)
         array([0.  , 0.25, 0.5 ])
     """
-    n = operator.index(n)
+    n = operator_index(n)
     xp = xp_for_device(_freq_device(d, device))
     if isinstance(d, Tracer):
         return _freq_dtype("rfftfreq", _ew.div(xp.fft.rfftfreq(n, 1.0), d), dtype)

@@ -35,7 +35,6 @@ Example:
 from __future__ import annotations
 
 import builtins
-import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -45,7 +44,7 @@ import funcgrad.numpy._manipulation as _manipulation
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _shape
 from funcgrad.avals import get_aval
-from funcgrad.backend import get_default_device, xp_for_device
+from funcgrad.backend import get_default_device, operator_index, xp_for_device
 from funcgrad.core import Tracer
 from funcgrad.errors import AxisError, DTypeError, LinAlgShapeError, ShapeError
 from funcgrad.numpy import _elementwise as _fe
@@ -335,7 +334,7 @@ def _svd_subset(fname: str, subset: Any, rank: int, full_matrices: bool
         return None
     if len(subset) != 2:
         raise ValueError(f"{fname}: subset_by_index must be a tuple of size 2, got {subset!r}")
-    lo, hi = operator.index(subset[0]), operator.index(subset[1])
+    lo, hi = operator_index(subset[0]), operator_index(subset[1])
     if full_matrices and (lo, hi) != (0, rank):
         raise ValueError(f"{fname}: full_matrices and subset_by_index cannot both be set "
                          "(pass full_matrices=False)")
@@ -574,7 +573,7 @@ def matrix_power(a: Any, n: int) -> Any:
     (a,) = _fl._arrs(a)
     _square("matrix_power", a)
     try:
-        n = operator.index(n)
+        n = operator_index(n)
     except TypeError:
         raise TypeError("matrix_power: exponent must be an integer") from None
     if n == 0:
@@ -725,7 +724,7 @@ def _sqrt_zero_safe(s: Any) -> Any:
 
 def _norm_axis(name: str, axis: Any, ndim: int) -> int:
     try:
-        axis = operator.index(axis)
+        axis = operator_index(axis)
     except TypeError:
         raise TypeError(
             f"{name}: 'axis' must be None, an integer or a tuple of integers"

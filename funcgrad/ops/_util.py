@@ -15,7 +15,7 @@ from typing import Any
 import numpy
 
 from funcgrad.avals import ShapedArray, float0, weak_join
-from funcgrad.backend import scalar_array
+from funcgrad.backend import operator_index, scalar_array
 from funcgrad.core import Primitive
 from funcgrad.errors import AxisError, DeviceMismatchError, DTypeError, ShapeError
 
@@ -132,7 +132,10 @@ def result_device(name: str, *avals: ShapedArray) -> str | None:
 def normalize_axis(name: str, axis: int, ndim: int) -> int:
     """``axis`` as a non-negative int; an error naming the primitive if out of range."""
     if not isinstance(axis, int | numpy.integer):
-        raise TypeError(f"{name}: axis must be an int, got {type(axis).__name__}")
+        try:  # a concrete 0-d integer array, as NumPy takes one (CuPy's have no __index__)
+            axis = operator_index(axis)
+        except TypeError:
+            raise TypeError(f"{name}: axis must be an int, got {type(axis).__name__}") from None
     if not -ndim <= axis < ndim:
         raise AxisError(f"{name}: axis {axis} is out of bounds for an array of rank {ndim}")
     return int(axis) % ndim

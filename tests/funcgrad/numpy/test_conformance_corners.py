@@ -763,3 +763,20 @@ def test_traced_static_arguments_raise_concretization_errors(fn):
     with pytest.raises(funcgrad.errors.ConcretizationError, match="needs a concrete value"):
         funcgrad.jit(fn)(dev(np.ones((4, 4))), 1)
     funcgrad.jit(lambda x: fn(x, fnp.asarray(0) + 1))(dev(np.ones((4, 4))))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x, i: m.pad(x, ((i, 0), (0, i))), lambda m, x, i: m.unwrap(x, axis=i),
+    lambda m, x, i: x[[i, 0]], lambda m, x, i: m.sum(x, axis=i),
+    lambda m, x, i: m.round(x / 7, i), lambda m, x, i: m.take(x, 0, i),
+    lambda m, x, i: m.cumsum(x, axis=i), lambda m, x, i: m.expand_dims(x, (i,)),
+], ids=["pad", "unwrap", "list-index", "sum", "round", "take", "cumsum", "expand_dims"])
+def test_0d_device_integers_as_static_arguments(fn, request):
+    # NumPy (and JAX) take a concrete 0-d integer array where an int is meant; CuPy's arrays
+    # have no __index__ (nor have the strict backend's): on the GPU these raised TypeError
+    x = np.arange(12.0).reshape(3, 4)
+    want = fn(np, x, np.asarray(1))
+    i = fnp.asarray(1, device=funcgrad.backend.device_of(dev(x)))
+    if request.node.callspec.id != "list-index":  # (eagerly, the device array's own indexing)
+        np.testing.assert_allclose(host(fn(fnp, dev(x), i)), want)
+    np.testing.assert_allclose(host(funcgrad.jit(lambda v: fn(fnp, v, i))(dev(x))), want)
