@@ -547,7 +547,8 @@ def _tridiagonal_lower(m: Array) -> tuple[Array, Array, Array, Array]:
     h, _, packed, taus = _sla_decomp.gehrd(m)
     d = fnp.real(fnp.diagonal(h))
     e = fnp.real(fnp.diagonal(h, -1))
-    return fnp.tril(packed) + fnp.triu(m, 1), d, e, taus
+    # fnp.add, not +: gehrd computes a host m on the default device (a host operand moves)
+    return fnp.add(fnp.tril(packed), fnp.triu(m, 1)), d, e, taus
 
 
 def tridiagonal(a: Array, *, lower: bool = True) -> list[Array]:
@@ -574,7 +575,7 @@ def tridiagonal(a: Array, *, lower: bool = True) -> list[Array]:
         def fn(m: Array) -> tuple[Array, Array, Array, Array]:
             rev = fnp.conj(fnp.swapaxes(m, -1, -2))[::-1, ::-1]
             packed, d, e, taus = _tridiagonal_lower(rev)
-            packed = fnp.triu(packed[::-1, ::-1]) + fnp.tril(m, -1)   # sytrd keeps the rest
+            packed = fnp.add(fnp.triu(packed[::-1, ::-1]), fnp.tril(m, -1))   # sytrd keeps the rest
             return packed, d[::-1], e[::-1], taus[::-1]
     for _ in range(aa.ndim - 2):
         fn = vmap(fn)

@@ -11,7 +11,7 @@ import numpy
 import funcgrad.numpy as fnp
 import funcgrad.ops.elementwise as _ew
 from funcgrad.avals import get_aval
-from funcgrad.backend import to_numpy
+from funcgrad.backend import device_put, get_default_device, to_numpy
 from funcgrad.core import Tracer
 from funcgrad.errors import LinAlgShapeError
 from funcgrad.lax import linalg as _lax_linalg
@@ -524,6 +524,11 @@ def gehrd(a: Any) -> tuple[Any, Any, Any, Any]:
     """LAPACK ``gehrd`` with array operations: ``(h, q, packed, taus)`` for a square 2-D
     ``a``: the Hessenberg form, its unitary ``q``, and LAPACK's packed result (``h`` with the
     reflector vectors below the subdiagonal) with the ``n - 1`` reflector scalars."""
+    if isinstance(a, numpy.ndarray):
+        # Its entries are NumPy scalars, which funcgrad's operations place on the default
+        # device when they meet only each other (as Python scalars), to meet a's host columns
+        # through operators after: the whole reduction goes there instead, as JAX's would.
+        a = device_put(a, get_default_device())
     n = get_aval(a).shape[-1]
     dt = get_aval(a).dtype
     complex_ = dt.kind == "c"

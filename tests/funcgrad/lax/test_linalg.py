@@ -361,3 +361,22 @@ def test_device_arrays_with_the_default_device_left_at_cpu(jit) -> None:
                             w if isinstance(w, (tuple, list)) else (w,)):
                 assert device_of(g) == "strict"
                 assert_allclose(to_numpy(g), host(v), rtol=1e-12, atol=1e-12)
+
+
+def test_host_arrays_with_a_device_default() -> None:
+    # gehrd (hessenberg, tridiagonal) on a NumPy matrix: its entries are NumPy scalars, which
+    # go to the default device when they meet only each other, and then met the host columns
+    # through operators (CuPy refuses; strict arrays too). Now computed on the default device.
+    from funcgrad.backend import to_numpy
+    rng = np.random.default_rng(6)
+    a = rng.normal(size=(4, 4))
+    s = a @ a.T
+    calls = [lambda: linalg.hessenberg(a), lambda: linalg.tridiagonal(s),
+             lambda: linalg.tridiagonal(s, lower=False)]
+    with funcgrad.default_device("cpu"):
+        want = [f() for f in calls]
+    with funcgrad.default_device("strict"):
+        got = [f() for f in calls]
+    for g, w in zip(got, want):
+        for gi, wi in zip(g, w):
+            assert_allclose(to_numpy(gi), wi, rtol=1e-12, atol=1e-12)
