@@ -107,6 +107,17 @@ def _scalar_init(name: str, init: Any, dtype: numpy.dtype, i: int) -> Any:
                      f"dtype {dtype}; they must match")
 
 
+def _is_own_identity(monoid: str, init: Any) -> bool:
+    """JAX's test for a window reduction that is a monoid (``_get_monoid_window_reducer``):
+    a concrete scalar ``init`` equal to the identity of ``add``/``max``/``min`` in its own
+    dtype (``mul`` is not one there)."""
+    if monoid == "mul" or not isinstance(init, bool | int | float | numpy.generic | numpy.ndarray):
+        return False
+    v = numpy.asarray(init)
+    return v.shape == () and v.dtype.kind in "biuf" and bool(
+        v == monoid_identity(monoid, v.dtype))
+
+
 def _filled(init: Any, shape: tuple[int, ...], device: str | None) -> Array:
     """``init`` broadcast to ``shape`` on the operand's ``device`` (a host constant would land
     on the default device)."""
@@ -364,17 +375,22 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[[Any, Any
                         f"got {padding!r}") from None
     if len(pads) != nd:
         raise TypeError(f"lax.{name}: padding {padding!r} needs one pair per axis ({nd})")
+    monoid = _MONOIDS.get(computation) if len(flat_ops) == 1 else None
+    if monoid is not None and avals[0].dtype.kind == "b" and monoid in ("add", "mul"):
+        monoid = None  # lax.add/mul reject bool: the generic path raises their error
+    if monoid in ("max", "min") and avals[0].dtype.kind not in "biuf":
+        monoid = None  # no order for the window primitives (complex): the generic fold
+    if monoid is not None and _is_own_identity(monoid, flat_inits[0]):
+        # As JAX: an init that is the monoid's identity in its own dtype (-inf for max,
+        # 0 for add, whatever its dtype) is the identity of the operand's dtype, so an integer
+        # max pool with init -inf (flax.linen.max_pool's) or an f32 sum with an f64 zero runs.
+        flat_inits = [monoid_identity(monoid, avals[0].dtype)]
     inits = [_scalar_init(name, v, a.dtype, i) for i, (v, a) in enumerate(zip(flat_inits,
                                                                                avals))]
     out_shape = reduce_window_shape_tuple(shape, window, strides, pads, base, wdil)
     if 0 in out_shape:
         return tree_util.tree_unflatten(tree, [_filled(v, out_shape, a.device)
                                                for v, a in zip(inits, avals)])
-    monoid = _MONOIDS.get(computation) if len(flat_ops) == 1 else None
-    if monoid is not None and avals[0].dtype.kind == "b" and monoid in ("add", "mul"):
-        monoid = None  # lax.add/mul reject bool: the generic path raises their error
-    if monoid in ("max", "min") and avals[0].dtype.kind not in "biuf":
-        monoid = None  # no order for the window primitives (complex): the generic fold
     if monoid is not None:
         # Padding and holes hold the monoid's identity (XLA skips them); init joins once.
         (x,), (init,), dt = flat_ops, inits, avals[0].dtype

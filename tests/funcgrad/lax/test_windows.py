@@ -125,7 +125,7 @@ def test_errors() -> None:
     with pytest.raises(TypeError, match="positive"):
         lax.reduce_window(x, 0.0, lax.add, (2, 2), (0, 1), "VALID")
     with pytest.raises(TypeError, match="dtype"):
-        lax.reduce_window(x, np.float32(0), lax.add, (2, 2), (1, 1), "VALID")
+        lax.reduce_window(x, np.float32(1), lax.add, (2, 2), (1, 1), "VALID")
     with pytest.raises(TypeError, match="elementwise"):
         lax.reduce_window(x, 0.0, lambda a, b: fnp.sum(a + b), (2, 2), (1, 1), "VALID")
     with pytest.raises(TypeError, match="structure"):
@@ -321,3 +321,25 @@ def test_reduce_precision_errors() -> None:
         lax.reduce_precision(np.ones(3), 0, 7)
     with pytest.raises(TypeError, match="static"):
         lax.reduce_precision(np.ones(3), 8.5, 7)
+
+
+def test_an_init_that_is_the_monoids_identity_in_its_own_dtype_fits_any_operand():
+    # JAX 0.10.2 (_get_monoid_window_reducer): -inf for max (flax.linen.max_pool's init) or
+    # a float64 zero for add is the identity, whatever the operand's dtype; recorded values.
+    img = np.arange(12, dtype=np.uint8).reshape(3, 4)
+    pool = lambda a: lax.reduce_window(a, -np.inf, lax.max, (2, 2), (1, 1), "SAME")  # noqa: E731
+    want = [[5, 6, 7, 7], [9, 10, 11, 11], [9, 10, 11, 11]]
+    for f in (pool, funcgrad.jit(pool)):
+        out = f(dev(img))
+        assert out.dtype == np.uint8 and host(out).tolist() == want
+    assert host(funcgrad.vmap(pool)(dev(np.stack([img, img[::-1]]))))[1, 0].tolist() == [
+        9, 10, 11, 11]
+    low = lax.reduce_window(dev(np.arange(6).reshape(2, 3)), np.inf, lax.min, (2, 2), (1, 1),
+                            "SAME")
+    assert host(low).tolist() == [[0, 1, 2], [3, 4, 5]]
+    s = lax.reduce_window(dev(np.ones((2, 3), np.float32)), np.float64(0.0), lax.add, (2, 2),
+                          (1, 1), "SAME")
+    assert s.dtype == np.float32 and host(s).tolist() == [[4.0, 4.0, 2.0], [2.0, 2.0, 1.0]]
+    with pytest.raises(funcgrad.errors.DTypeError, match="must match"):  # not an identity
+        lax.reduce_window(dev(np.ones((2, 3), np.float32)), np.float64(2.0), lax.max, (2, 2),
+                          (1, 1), "SAME")
