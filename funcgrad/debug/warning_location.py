@@ -37,7 +37,7 @@ import threading
 import warnings
 from typing import Any
 
-from funcgrad.errors import SourceInfo, generated_code, is_our_file
+from funcgrad.errors import SourceInfo, generated_code, is_our_file, replayed_source
 
 __all__ = ["install", "user_location"]
 
@@ -91,6 +91,11 @@ def user_location(filename: str, lineno: int) -> tuple[SourceInfo, dict] | None:
             if src is not None and src.filename:
                 return src, _globals_of(src.filename, f)
         elif not is_our_file(fn) and not fn.startswith("<frozen") and fn != warnings.__file__:
+            replayed = replayed_source.get()
+            if replayed is not None and replayed.filename:
+                # an operation evaluated again (the eager tape's backward rule of a sqrt, a
+                # replayed equation): the line it came from, not the call that replays it
+                return replayed, _globals_of(replayed.filename, f)
             return SourceInfo(fn, f.f_lineno, f.f_code.co_name), f.f_globals
         f = f.f_back
     return None

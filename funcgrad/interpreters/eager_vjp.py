@@ -56,6 +56,7 @@ from funcgrad.core import (
     eval_trace,
     place_uncommitted,
 )
+from funcgrad.errors import replayed_source, user_source_info
 from funcgrad.interpreters.jvp import (
     FastVjpRule,
     Zero,
@@ -76,7 +77,7 @@ from funcgrad.interpreters.transpose import (
 )
 
 __all__ = ["TapeTrace", "TapeTracer", "vjp_tape", "records", "sum_to", "traced_array_ops",
-           "transpose_into_rules"]
+           "transpose_into_rules", "located_primitives"]
 
 _uids = itertools.count()
 _new_tracer = object.__new__
@@ -113,6 +114,24 @@ class TapeTracer(Tracer):
 #: contribution to ``env`` (uid -> cotangent).
 _Node = tuple
 _BACKWARD, _VALS, _IN_UIDS, _OUT_UID, _OUTS, _PARAMS, _PRIM = range(7)
+
+#: Primitives whose derivative is singular where their value is finite (sqrt, log, div, ...),
+#: filled by their blocks: the tape records the user's line of each such node (one stack walk
+#: each, not one per operation), and its backward rule runs with that line as
+#: ``errors.replayed_source``, so that the division-by-zero warning it raises names the line
+#: that took the square root, as under ``jit`` (not the line that called ``grad``).
+located_primitives: set[Primitive] = set()
+
+
+def _located(backward: Callable[..., None], src: Any) -> Callable[..., None]:
+    def located_backward(node: _Node, ct: Any, env: dict[int, Any]) -> None:
+        token = replayed_source.set(src)
+        try:
+            backward(node, ct, env)
+        finally:
+            replayed_source.reset(token)
+
+    return located_backward
 
 
 class TapeTrace(Trace):
@@ -214,6 +233,8 @@ class TapeTrace(Trace):
                 t._trace = self
                 t.val = o
                 t.uid = uid = next(_uids)
+                if prim in located_primitives:
+                    backward = _located(backward, user_source_info())
                 self.nodes.append((backward, vals, in_uids, uid, outs, params, prim))
                 return [t]
         for o in outs:
@@ -266,6 +287,8 @@ class TapeTrace(Trace):
     def _record(self, prim: Primitive, params: dict, vals: list[Any], in_uids: list[int],
                 outs: list[Any], backward: Callable[..., list[Any]]) -> list:
         """Wrap the inexact outputs in tracers and record the node (if any is inexact)."""
+        if prim in located_primitives:
+            backward = _located(backward, user_source_info())
         if len(outs) == 1 and not prim.multiple_results:
             o = outs[0]
             dt = o.dtype if type(o) is _nd else getattr(o, "dtype", None)

@@ -36,7 +36,7 @@ from funcgrad.compile import rules as _rules
 from funcgrad.compile.rules import Emission, array_operand, same_type
 from funcgrad.core import Primitive, Tracer, bind1, device_put_rule, tracer_types
 from funcgrad.errors import DTypeError
-from funcgrad.interpreters import batching
+from funcgrad.interpreters import batching, eager_vjp
 from funcgrad.interpreters.jvp import (
     Zero,
     add_any_p,
@@ -1987,3 +1987,10 @@ __all__ += ["and_p", "or_p", "not_p"]
 
 # The interpreters' tangent addition (add_any) batches like any broadcasting op.
 _broadcasting_batch(add_any_p)
+
+# Derivatives singular where the value is finite (sqrt'(0), log'(0), d(x/y)/dy at y = 0...):
+# the eager tape records these nodes' user lines, so the warnings their backward rules raise
+# name the line of the operation (interpreters/eager_vjp.py).
+eager_vjp.located_primitives.update((
+    div_p, rem_p, pow_p, integer_pow_p, atan2_p, log_p, log1p_p, sqrt_p, rsqrt_p, cbrt_p,
+    tan_p, asin_p, acos_p, acosh_p, atanh_p))

@@ -40,7 +40,7 @@ from funcgrad.avals import ShapedArray, get_aval
 from funcgrad.backend import xp_for
 from funcgrad.core import Primitive, bind1
 from funcgrad.errors import DTypeError
-from funcgrad.interpreters import batching
+from funcgrad.interpreters import batching, eager_vjp
 from funcgrad.interpreters.jvp import defjvp, elementwise_primitives
 from funcgrad.ops._util import check_static, make_primitive
 from funcgrad.ops.custom_derivatives import custom_jvp
@@ -919,3 +919,7 @@ def _i1e_jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
     out = i1e(x)
     d = _ew.sub(_ew.sub(i0e(x), _ew.mul(_ew.sign(x), out)), _bessel_g(1, True, x))
     return out, _ew.mul(t, d)
+
+# Poles of the derivative at finite values (lgamma', digamma' at 0, -1, ...): the eager tape
+# records these nodes' user lines for the warnings of their backward rules.
+eager_vjp.located_primitives.update((lgamma_p, digamma_p))

@@ -66,6 +66,26 @@ def test_jit_grad_warning_points_at_the_line_whose_derivative_warned():
     assert ("invalid value encountered in divide", __file__, line) in where, where
 
 
+def test_eager_grad_warning_of_the_backward_pass_names_the_operations_line():
+    # The eager tape's backward rule of sqrt divides by sqrt(0): the warning names the line of
+    # the sqrt, as under jit (it named the line that called grad).
+    skip_on_gpu("CuPy raises no floating-point warnings")
+
+    def f(x):
+        y = x * 2.0
+        z = fnp.sqrt(y)
+        return fnp.sum(z * 3.0)
+
+    line = inspect.getsourcelines(f)[1] + 2
+    for g in (funcgrad.grad(f), funcgrad.grad(lambda x: funcgrad.grad(f)(x).sum())):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            g(np.array([0.0, 1.0]))
+        where = {(w.filename, w.lineno) for w in caught
+                 if "divide by zero" in str(w.message)}
+        assert (__file__, line) in where, where
+
+
 def test_default_filter_once_per_user_line_like_numpy():
     shown = []
     with warnings.catch_warnings(record=True) as caught:
