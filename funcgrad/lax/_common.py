@@ -8,12 +8,12 @@ shapes must agree up to size-1 axes (rank-0 operands broadcast). These helpers r
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import numpy
 
 from funcgrad.avals import ShapedArray, get_aval
+from funcgrad.backend import operator_index
 from funcgrad.errors import DTypeError, ShapeError
 from funcgrad.tree_util import transforms as tree_util  # keys are nodes here
 
@@ -113,7 +113,7 @@ def operands_and_inits(name: str, operands: Any, inits: Any, what: tuple[str, st
 
 def static_int(name: str, v: Any, arg: str) -> int:
     try:
-        return operator.index(v)
+        return operator_index(v)
     except TypeError:
         raise TypeError(f"lax.{name}: {arg} must be a static Python int, got {v!r}") from None
 
@@ -122,7 +122,7 @@ def static_ints(name: str, seq: Any, arg: str) -> tuple[int, ...]:
     if isinstance(seq, int | numpy.integer):
         raise TypeError(f"lax.{name}: {arg} must be a sequence of ints, got {seq!r}")
     try:
-        return tuple(operator.index(v) for v in seq)
+        return tuple(operator_index(v) for v in seq)
     except TypeError:
         raise TypeError(
             f"lax.{name}: {arg} must be a sequence of static Python ints, got {seq!r}"

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import math
-import operator
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -24,6 +23,7 @@ import funcgrad.ops.linalg as _la
 import funcgrad.ops.reductions as _red
 import funcgrad.ops.shape as _sh
 from funcgrad.avals import get_aval
+from funcgrad.backend import operator_index
 from funcgrad.errors import ShapeError
 from funcgrad.lax._common import aval_of, static_int, static_ints
 from funcgrad.lax._reductions import _check_precision, _contract_dtypes, dot_general
@@ -178,7 +178,7 @@ def _seq(name: str, v: Any, nd: int, arg: str, default: int = 1) -> tuple[int, .
 
 def _pairs(name: str, padding: Any, nd: int) -> tuple[tuple[int, int], ...]:
     try:
-        pads = tuple((operator.index(lo), operator.index(hi)) for lo, hi in padding)
+        pads = tuple((operator_index(lo), operator_index(hi)) for lo, hi in padding)
     except (TypeError, ValueError):
         raise ValueError(f"lax.{name}: padding must be 'SAME', 'VALID', 'SAME_LOWER' or a "
                          f"sequence of (lo, hi) int pairs, got {padding!r}") from None

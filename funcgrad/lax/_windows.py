@@ -33,6 +33,7 @@ import funcgrad.ops.shape as _sh
 import funcgrad.ops.windows as _winp
 from funcgrad import backend
 from funcgrad.avals import get_aval
+from funcgrad.backend import operator_index
 from funcgrad.core import is_tracer
 from funcgrad.errors import DTypeError
 from funcgrad.lax import _elementwise as _lew
@@ -369,7 +370,7 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[[Any, Any
     pads: Any = padtype_to_pads(shape, [_dilate(w, d) for w, d in zip(window, wdil)], strides,
                                 padding) if isinstance(padding, str) else padding
     try:
-        pads = tuple((operator.index(lo), operator.index(hi)) for lo, hi in pads)
+        pads = tuple((operator_index(lo), operator_index(hi)) for lo, hi in pads)
     except (TypeError, ValueError):
         raise TypeError(f"lax.{name}: padding must be a padding name or (lo, hi) int pairs, "
                         f"got {padding!r}") from None

@@ -22,7 +22,6 @@ from __future__ import annotations
 import builtins
 import cmath
 import math
-import operator
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -31,7 +30,7 @@ import numpy
 import funcgrad.ops.shape as _shape
 from funcgrad import backend as _backend
 from funcgrad.avals import ShapedArray, canonical_dtype, float0, get_aval, result_dtype
-from funcgrad.backend import get_default_device, scalar_array, xp_for, xp_for_device
+from funcgrad.backend import get_default_device, operator_index, scalar_array, xp_for, xp_for_device
 from funcgrad.compile import rules as _rules
 from funcgrad.compile.rules import Emission, array_operand, same_type
 from funcgrad.core import Primitive, Tracer, bind1, device_put_rule, tracer_types
@@ -1014,7 +1013,7 @@ def integer_pow(x: Any, y: int) -> Any:
         >>> float(integer_pow(3.0, 2))
         9.0
     """
-    return bind1(integer_pow_p, x, y=operator.index(y))
+    return bind1(integer_pow_p, x, y=operator_index(y))
 
 
 def _integer_pow_jvp(g, ans, x, y):
@@ -1878,8 +1877,8 @@ def _convert_impl(x: Any, new_dtype: numpy.dtype) -> list[Any]:
         # signed one, wrapping around: -3.0 -> uint8 is 253, 300.0 -> int8 44; CUDA's
         # conversions saturate (0 and 127). Through int64 every device gives NumPy's values
         # (uint64: NumPy's -3.0 is 2**64 - 3; values from 2**63 up convert directly).
-        wrapped = x.astype(numpy.int64).astype(new_dtype)
-        if new_dtype == numpy.uint64:
+        wrapped = x.astype(xp.int64).astype(new_dtype)
+        if new_dtype.kind == "u" and new_dtype.itemsize == 8:
             return [xp.where(x < 0, wrapped, x.astype(new_dtype))]
         return [wrapped]
     return [x.astype(new_dtype)]

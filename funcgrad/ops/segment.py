@@ -11,7 +11,6 @@ clamped into range with ``mode="clip"``; an empty segment holds the identity (``
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -20,7 +19,7 @@ import numpy
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.scatter as _sc
 from funcgrad.avals import get_aval
-from funcgrad.backend import to_numpy
+from funcgrad.backend import operator_index, to_numpy
 from funcgrad.core import Tracer
 from funcgrad.errors import ConcretizationError, DTypeError, ShapeError
 from funcgrad.ops.indexing import GatherScatterMode, Operand, full
@@ -51,7 +50,7 @@ _REDUCTIONS: dict[str, tuple[Callable[..., Any], Callable[[numpy.dtype], Any]]] 
 def _num_segments(name: str, segment_ids: Any, num_segments: Any) -> int:
     if num_segments is not None:
         try:
-            return operator.index(num_segments)
+            return operator_index(num_segments)
         except TypeError:
             raise TypeError(f"{name}: num_segments must be a Python int, got "
                             f"{type(num_segments).__name__} (it fixes the result's shape)") \

@@ -30,14 +30,13 @@ from __future__ import annotations
 
 import functools
 import math
-import operator
 from typing import Any
 
 import numpy
 
 import funcgrad.ops.elementwise as _ew
 from funcgrad.avals import ShapedArray, get_aval
-from funcgrad.backend import xp_for
+from funcgrad.backend import operator_index, xp_for
 from funcgrad.core import Primitive, bind1
 from funcgrad.errors import DTypeError
 from funcgrad.interpreters import batching, eager_vjp
@@ -656,7 +655,7 @@ def polygamma(n: int, x: Any) -> Any:
         1.644934066848
     """
     try:
-        n = operator.index(n)
+        n = operator_index(n)
     except TypeError:
         raise TypeError(f"polygamma: n must be a non-negative integer, got {n!r}") from None
     if n < 0:

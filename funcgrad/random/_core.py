@@ -15,7 +15,6 @@ With the flag off, JAX's original layout (``_threefry_random_bits_original``).
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Callable, Sequence
 from contextvars import ContextVar
 from typing import Any, NamedTuple
@@ -25,7 +24,7 @@ import numpy
 import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _sh
 from funcgrad.avals import get_aval
-from funcgrad.backend import device_put, get_default_device
+from funcgrad.backend import device_put, get_default_device, operator_index
 from funcgrad.config import register_flag
 from funcgrad.core import Tracer, concrete_or_error
 from funcgrad.errors import ConcretizationError
@@ -125,7 +124,7 @@ def shape_arg(name: str, shape: Any) -> tuple[int, ...]:
     if isinstance(shape, int | numpy.integer) and not isinstance(shape, bool):
         shape = (shape,)
     try:
-        out = tuple(operator.index(concrete_or_error(s, f"{name}: the shape")) for s in shape)
+        out = tuple(operator_index(concrete_or_error(s, f"{name}: the shape")) for s in shape)
     except ConcretizationError:
         raise  # a traced entry: that error names it and says how to fix it
     except TypeError:

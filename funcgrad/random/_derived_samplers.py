@@ -10,7 +10,6 @@ derivative), and work under ``jit`` and ``vmap``.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +20,7 @@ import funcgrad.ops.elementwise as _ew
 import funcgrad.ops.shape as _sh
 from funcgrad import lax
 from funcgrad.avals import get_aval
+from funcgrad.backend import operator_index
 from funcgrad.numpy._creation import with_out_sharding
 from funcgrad.ops.control_flow import while_loop
 from funcgrad.random._core import check_key, shape_arg, split2
@@ -301,7 +301,7 @@ def ball(key: Any, d: int, p: float = 2, shape: Sequence[int] = (), dtype: Any =
     """
     key = check_key("ball", key)
     dt = float_dtype("ball", dtype)
-    d = operator.index(d)
+    d = operator_index(d)
     if d < 0:  # d = 0 gives empty points, as JAX's
         raise ValueError(f"ball: the dimension d must be a non-negative integer, got {d}")
     shape = shape_arg("ball", shape)

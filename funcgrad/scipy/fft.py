@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import operator
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -33,7 +32,7 @@ import numpy
 import funcgrad.numpy as fnp
 from funcgrad import config as _config
 from funcgrad.avals import get_aval
-from funcgrad.backend import device_put, get_default_device
+from funcgrad.backend import device_put, get_default_device, operator_index
 from funcgrad.errors import AxisError
 from funcgrad.numpy import fft as _npfft
 from funcgrad.scipy._device import keep_host_inputs_on_host as _keep_host_inputs_on_host
@@ -422,7 +421,7 @@ def idstn(x: Any, type: int = 2, s: Any = None, axes: Any = None, norm: Any = No
 
 def _workers(name: str, workers: Any) -> int:
     """SciPy's reading of ``workers``: a positive count, or ``-k`` for ``cpu_count + 1 - k``."""
-    workers = operator.index(workers)
+    workers = operator_index(workers)
     if workers == 0:
         raise ValueError(f"scipy.fft.{name}: workers must not be zero")
     if workers < 0:
@@ -575,7 +574,7 @@ def _nd_axes(x: Any, s: Any, axes: Any) -> Any:
     if axes is not None and not isinstance(axes, int):
         # NumPy transforms a repeated axis twice; SciPy refuses it
         nd = get_aval(x).ndim
-        listed = [operator.index(a) for a in axes]
+        listed = [operator_index(a) for a in axes]
         if len({a % nd if nd else a for a in listed}) != len(listed):
             raise ValueError(f"all axes must be unique, got axes={tuple(listed)}")
     return axes
@@ -790,7 +789,7 @@ _FAST_PRIMES = {False: (2, 3, 5, 7, 11), True: (2, 3, 5)}
 
 
 def _fast_target(name: str, target: Any) -> int:
-    target = operator.index(target)
+    target = operator_index(target)
     if target < 0:
         raise ValueError(f"{name}: target length must be positive, got {target}")
     if target > sys.maxsize:   # SciPy's C ssize_t

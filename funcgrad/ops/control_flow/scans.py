@@ -19,7 +19,6 @@ each ``y`` is collected into a tape. That form is the linear part of a different
 from __future__ import annotations
 
 import functools
-import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -28,7 +27,7 @@ import numpy
 from funcgrad import compile as _compile
 from funcgrad._cache import weak_lru_cache
 from funcgrad.avals import ShapedArray, float0, get_aval
-from funcgrad.backend import xp_for
+from funcgrad.backend import operator_index, xp_for
 from funcgrad.core import Primitive, Tracer, bind, eval_trace, set_current_trace
 from funcgrad.errors import MissingRuleError, ShapeError, user_source_info
 from funcgrad.interpreters import batching
@@ -163,7 +162,7 @@ def _scan(f, init, xs, length, reverse, unroll, what: str, fname: str):
         if isinstance(length, Tracer):
             raise TypeError(f"{what}: length must be a static Python int, got a traced value")
         try:
-            length = operator.index(length)  # 3.5 must not become 3
+            length = operator_index(length)  # 3.5 must not become 3
         except TypeError:
             raise TypeError(f"{what}: length must be an int, got {length!r}") from None
         if length < 0:

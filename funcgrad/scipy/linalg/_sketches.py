@@ -5,13 +5,13 @@ in ``A``)."""
 
 from __future__ import annotations
 
-import operator
 from typing import Any
 
 import numpy
 
 import funcgrad.numpy as fnp
 from funcgrad.avals import get_aval
+from funcgrad.backend import operator_index
 from funcgrad.scipy.linalg._util import const_like
 
 __all__ = ["clarkson_woodruff_transform"]
@@ -54,7 +54,7 @@ def clarkson_woodruff_transform(input_matrix: Any, sketch_size: int, rng: Any = 
     if aval.ndim < 2:
         raise ValueError(f"clarkson_woodruff_transform: input_matrix must be at least 2-D "
                          f"(rows are sketched), got shape {aval.shape}")
-    rows = operator.index(sketch_size)
+    rows = operator_index(sketch_size)
     n = aval.shape[-2]
     gen = _generator(rng, seed)
     if isinstance(gen, numpy.random.Generator):
