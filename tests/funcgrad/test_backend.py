@@ -247,3 +247,20 @@ def test_device_put_moves_traced_values_under_vmap_jit_and_grad():
         assert device_of(ct) == "strict" and funcgrad.device_get(ct).tolist() == [0.0, 2.0, 4.0]
     # no device named: a traced value stays where it is
     assert funcgrad.jit(lambda a: funcgrad.device_put(a))(x).tolist() == [0.0, 1.0, 2.0]
+
+
+def test_operator_index_reads_0d_device_integers() -> None:
+    # NumPy and JAX take a concrete 0-d integer array where an int is meant; CuPy's arrays have
+    # no __index__ (nor have the strict backend's), so funcgrad reads them with operator_index
+    operator_index = backend.operator_index
+    s = funcgrad.device_put(np.asarray(2), "strict")
+    assert operator_index(s) == 2 and operator_index(np.int8(-1)) == -1
+    for bad in (funcgrad.device_put(np.asarray(2.0), "strict"),
+                funcgrad.device_put(np.asarray([2]), "strict"), 2.0):
+        with pytest.raises(TypeError):
+            operator_index(bad)
+    key = funcgrad.random.PRNGKey(0)
+    assert funcgrad.random.normal(key, (s, 3)).shape == (2, 3)
+    x = funcgrad.device_put(np.arange(5.0), "strict")
+    got = funcgrad.lax.dynamic_slice(x, (funcgrad.device_put(np.asarray(1), "strict"),), (s,))
+    assert funcgrad.to_numpy(got).tolist() == [1.0, 2.0]
