@@ -168,6 +168,23 @@ def monoid_identity(monoid: str, dtype: numpy.dtype) -> Any:
     return dtype.type(-numpy.inf if monoid == "max" else numpy.inf)
 
 
+def is_own_identity(monoid: str, init: Any) -> bool:
+    """Whether ``init`` is a concrete scalar equal to ``monoid``'s identity in its *own* dtype
+    (``-inf`` for a float max, ``0`` for add, ``True`` for a bool min): JAX's test
+    (``_get_monoid_reducer``) for handing a reduction to its monoid, whose result is then the
+    operand dtype's, whatever the init's dtype (an integer max from ``-inf``).
+
+    Example:
+        >>> is_own_identity("max", -numpy.inf), is_own_identity("add", numpy.float32(1))
+        (True, False)
+    """
+    if not isinstance(init, bool | int | float | numpy.generic | numpy.ndarray):
+        return False  # traced or on a device: not known to be the identity
+    v = numpy.asarray(init)
+    return v.shape == () and v.dtype.kind in "biuf" and bool(
+        v == monoid_identity(monoid, v.dtype))
+
+
 def is_value(init: Any, value: Any) -> bool:
     """``init`` is concretely the scalar ``value`` (then the combine step can be skipped)."""
     if not isinstance(init, bool | int | float | complex | numpy.generic | numpy.ndarray):

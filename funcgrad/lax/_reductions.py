@@ -34,6 +34,7 @@ from funcgrad.lax._common import (
     axes_in,
     axis_in,
     check_kind,
+    is_own_identity,
     is_value,
     monoid_identity,
     operands_and_inits,
@@ -559,6 +560,13 @@ def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], An
                                                       ("operands", "init_values"))
     shape = avals[0].shape
     dims = tuple(sorted(axes_in(name, dimensions, len(shape))))
+    reducer = _reducer_for(computation) if len(flat) == 1 else None
+    if reducer is not None and avals[0].dtype.kind in reducer[2] and is_own_identity(
+            reducer[1], flat_init[0]):
+        # As JAX: an init that is the monoid's identity in its own dtype (inf for a min, 0 for
+        # add) is the operand dtype's identity: reduce(uint8, inf, min) is the minimum (inf
+        # cast to uint8 was 0), and an f64 zero sums an f32 operand.
+        flat_init = [monoid_identity(reducer[1], avals[0].dtype)]
     inits = []
     for i, (v, a) in enumerate(zip(flat_init, avals)):
         va = aval_of(name, v, f"init_values[{i}]")
@@ -567,11 +575,19 @@ def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], An
         if va.dtype != a.dtype and not va.weak_type:
             raise DTypeError(f"lax.{name}: init value {i} has dtype {va.dtype} but its operand "
                              f"has dtype {a.dtype}; they must match")
+        if va.dtype != a.dtype and isinstance(v, bool | int | float | complex):
+            # a Python scalar converts only exactly (JAX refuses it): 300 -> uint8 wrapping
+            # to 44, or 2.5 -> 2, would start the reduction from another value
+            with numpy.errstate(invalid="ignore", over="ignore"):
+                exact = numpy.asarray(v).astype(a.dtype)
+            nan_kept = a.dtype.kind in "fc" and bool(numpy.isnan(exact)) and bool(numpy.isnan(v))
+            if not (bool(exact == v) or nan_kept):
+                raise DTypeError(f"lax.{name}: init value {i} ({v!r}) is not exactly a "
+                                 f"{a.dtype} value; pass it in the operand's dtype")
         inits.append(_ew.convert_element_type(v, a.dtype) if va.dtype != a.dtype else v)
     if not dims:  # nothing reduced: XLA leaves the operands alone (init is not combined)
         return operands
     rest = tuple(n for i, n in enumerate(shape) if i not in dims)
-    reducer = _reducer_for(computation) if len(flat) == 1 else None
     if reducer is not None and avals[0].dtype.kind in reducer[2]:
         fn, monoid, _ = reducer
         out = fn(flat[0], dims)

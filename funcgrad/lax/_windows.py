@@ -39,6 +39,7 @@ from funcgrad.errors import DTypeError
 from funcgrad.lax import _elementwise as _lew
 from funcgrad.lax._common import (
     aval_of,
+    is_own_identity,
     is_value,
     monoid_identity,
     operands_and_inits,
@@ -106,17 +107,6 @@ def _scalar_init(name: str, init: Any, dtype: numpy.dtype, i: int) -> Any:
         return _ew.convert_element_type(init, dtype)
     raise DTypeError(f"lax.{name}: init_value {i} has dtype {a.dtype} but its operand has "
                      f"dtype {dtype}; they must match")
-
-
-def _is_own_identity(monoid: str, init: Any) -> bool:
-    """JAX's test for a window reduction that is a monoid (``_get_monoid_window_reducer``):
-    a concrete scalar ``init`` equal to the identity of ``add``/``max``/``min`` in its own
-    dtype (``mul`` is not one there)."""
-    if monoid == "mul" or not isinstance(init, bool | int | float | numpy.generic | numpy.ndarray):
-        return False
-    v = numpy.asarray(init)
-    return v.shape == () and v.dtype.kind in "biuf" and bool(
-        v == monoid_identity(monoid, v.dtype))
 
 
 def _filled(init: Any, shape: tuple[int, ...], device: str | None) -> Array:
@@ -381,10 +371,11 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[[Any, Any
         monoid = None  # lax.add/mul reject bool: the generic path raises their error
     if monoid in ("max", "min") and avals[0].dtype.kind not in "biuf":
         monoid = None  # no order for the window primitives (complex): the generic fold
-    if monoid is not None and _is_own_identity(monoid, flat_inits[0]):
+    if monoid in ("add", "max", "min") and is_own_identity(monoid, flat_inits[0]):
         # As JAX: an init that is the monoid's identity in its own dtype (-inf for max,
         # 0 for add, whatever its dtype) is the identity of the operand's dtype, so an integer
-        # max pool with init -inf (flax.linen.max_pool's) or an f32 sum with an f64 zero runs.
+        # max pool with init -inf (flax.linen.max_pool's) or an f32 sum with an f64 zero runs
+        # (mul is no monoid for JAX's reduce_window: its init must match).
         flat_inits = [monoid_identity(monoid, avals[0].dtype)]
     inits = [_scalar_init(name, v, a.dtype, i) for i, (v, a) in enumerate(zip(flat_inits,
                                                                                avals))]

@@ -46,7 +46,7 @@ def test_variadic_argmax_and_empty() -> None:
     with pytest.raises(TypeError, match="structure"):
         lax.reduce((x, x), 0.0, lax.add, (0,))
     with pytest.raises(TypeError, match="dtype"):
-        lax.reduce(x, np.float32(0.0), lax.add, (0,))
+        lax.reduce(x, np.float32(1.0), lax.add, (0,))  # not add's identity
 
 
 def test_reduce_transformations() -> None:
@@ -73,3 +73,21 @@ def test_approx_top_k_is_exact() -> None:
     assert host(i).tolist() == [[0, 1, 0, 1]]
     with pytest.raises(ValueError, match="recall_target"):
         lax.approx_max_k(x, 1, recall_target=1.5)
+
+
+def test_reduce_init_is_the_monoids_identity_in_its_own_dtype_or_exact():
+    # JAX 0.10.2 (_get_monoid_reducer): lax.reduce(uint8, inf, lax.min) is the minimum, [0, 3]
+    # (inf cast to uint8 was 0, so every row gave 0); an f64 zero or one sums / multiplies f32.
+    x = dev(np.arange(6, dtype=np.uint8).reshape(2, 3))
+    assert host(lax.reduce(x, np.inf, lax.min, (1,))).tolist() == [0, 3]
+    assert host(funcgrad.jit(lambda a: lax.reduce(a, -np.inf, lax.max, (0,)))(x)).tolist() == [
+        3, 4, 5]
+    f = dev(np.full((2, 3), 2.0, np.float32))
+    for init, op, want in ((np.float64(0), lax.add, 6.0), (np.float64(1), lax.mul, 8.0)):
+        out = lax.reduce(f, init, op, (1,))
+        assert out.dtype == np.float32 and host(out).tolist() == [want, want]
+    # A Python scalar that is no exact uint8 would start from another value (JAX refuses it).
+    for init in (300, -1, 2.5):
+        with pytest.raises(funcgrad.errors.DTypeError, match="not exactly a uint8"):
+            lax.reduce(x, init, lax.max, (1,))
+    assert host(lax.reduce(x, 5, lax.max, (1,))).tolist() == [5, 5]
