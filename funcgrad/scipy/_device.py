@@ -44,11 +44,16 @@ def colocated(*xs: Any) -> list[Any]:
 _SCALARS = (bool, int, float, complex)
 
 
-def _host_only(args: Any, kwargs: dict[str, Any]) -> bool:
-    """Whether the arguments hold a host (NumPy) array and nothing of a device: arrays, lists
-    and tuples of them looked at one level deep; tracers count as a device's (their
-    operations place operands themselves)."""
+def _placement(args: Any, kwargs: dict[str, Any]) -> tuple[str, Any, bool] | None:
+    """Where a call with these arguments computes: ``(device, witness, host)`` with
+    ``witness`` one of its device arrays (None for ``"cpu"``) and ``host`` whether host
+    (NumPy) arrays come too; ``"cpu"`` when the arrays are host arrays alone. None when
+    there is no array, a traced value (its operations place operands themselves), or
+    arrays of two devices (which the operations refuse by name). Arrays, and lists and
+    tuples of them, are looked at one level deep."""
     host = False
+    witness = None
+    dev = None
     for v in (*args, *kwargs.values()):
         for x in (v if type(v) in (list, tuple) else (v,)):
             t = type(x)
@@ -57,28 +62,58 @@ def _host_only(args: Any, kwargs: dict[str, Any]) -> bool:
             elif t in _SCALARS or isinstance(x, numpy.generic) or x is None or callable(x) \
                     or t is str:
                 continue
-            elif isinstance(x, Tracer) or device_of(x) not in (None, "cpu"):
-                return False
-    return host
+            elif isinstance(x, Tracer):
+                return None
+            else:
+                d = device_of(x)
+                if d is None or d == "cpu":
+                    continue
+                if dev is None:
+                    dev, witness = d, x
+                elif d != dev:
+                    return None
+    if dev is not None:
+        return dev, witness, host
+    return ("cpu", None, True) if host else None
+
+
+def _moved(v: Any, witness: Any) -> Any:
+    """``v``'s host arrays (one level deep in lists and tuples) on ``witness``'s device."""
+    if type(v) is numpy.ndarray:
+        return place_uncommitted([v, witness])[0]
+    if type(v) in (list, tuple) and any(type(x) is numpy.ndarray for x in v):
+        return type(v)(place_uncommitted([x, witness])[0] if type(x) is numpy.ndarray else x
+                       for x in v)
+    return v
 
 
 def host_inputs_stay_on_host(f: Callable[..., Any]) -> Callable[..., Any]:
-    """``f`` computing on the host when its inputs are host (NumPy) arrays, whatever the
-    default device.
+    """``f`` computing where its array inputs are, whatever the default device: on the host
+    when they are host (NumPy) arrays; on a device when device arrays come with them.
 
-    funcgrad's rule: operations on host arrays alone stay on the host. A composition's
-    intermediate values can leave it: a constant made from Python data, or a NumPy scalar
-    (what NumPy's operators give on 0-d arrays), goes alone to the default device, and the
-    next operator then mixes it with host arrays (CuPy's, or the strict test device's,
-    ``TypeError``). With the default device the host for the call, none does. Inputs with a
-    device array (or traced ones) are left to the default device.
+    funcgrad's rule: operations on host arrays alone stay on the host; beside arrays of one
+    device the host arrays (uncommitted, as JAX's NumPy inputs) go to that device. A
+    composition's formulas use the array modules' own operators, which apply neither half:
+    a constant made from Python data, or a NumPy scalar (what NumPy's operators give on 0-d
+    arrays), went alone to the default device, and a NumPy input met a device array in an
+    operator (CuPy's, or the strict test device's, ``TypeError``); device inputs met host
+    constants the same way under a host default. So the call runs with its inputs' device
+    as the default device, its host inputs moved to that device beside device arrays
+    (``funcgrad.transfer_guard`` applies).
     """
 
     @functools.wraps(f)
     def call(*args: Any, **kwargs: Any) -> Any:
-        if _default_device.get() == "cpu" or not _host_only(args, kwargs):
+        where = _placement(args, kwargs)
+        if where is None:
             return f(*args, **kwargs)
-        token = _default_device.set("cpu")
+        device, witness, host = where
+        if witness is not None and host:
+            args = tuple(_moved(v, witness) for v in args)
+            kwargs = {k: _moved(v, witness) for k, v in kwargs.items()}
+        if _default_device.get() == device:
+            return f(*args, **kwargs)
+        token = _default_device.set(device)
         try:
             return f(*args, **kwargs)
         finally:

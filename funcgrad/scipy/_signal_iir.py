@@ -109,6 +109,8 @@ def zpk2tf(z: Any, p: Any, k: Any) -> tuple[numpy.ndarray, numpy.ndarray]:
         >>> zpk2tf([-1.0], [0.5], 2.0)
         (array([2., 2.]), array([ 1. , -0.5]))
     """
+    # (design on the host, as SciPy's: device inputs come back explicitly)
+    z, p, k = device_get(z), device_get(p), device_get(k)
     z, p = numpy.atleast_1d(numpy.asarray(z)), numpy.atleast_1d(numpy.asarray(p))
     b = k * numpy.poly(z) if z.size else numpy.atleast_1d(numpy.asarray(k, dtype=float))
     a = numpy.poly(p) if p.size else numpy.ones(1)
@@ -206,6 +208,7 @@ def zpk2sos(z: Any, p: Any, k: Any, pairing: str | None = None, *,
         >>> zpk2sos([-1.0, -1.0], [0.5, 0.25], 1.0)
         array([[ 1.   ,  2.   ,  1.   ,  1.   , -0.75 ,  0.125]])
     """
+    z, p, k = device_get(z), device_get(p), device_get(k)  # (design on the host)
     z, p = numpy.atleast_1d(numpy.asarray(z)), numpy.atleast_1d(numpy.asarray(p))
     k = numpy.asarray(k)
     if pairing is None:
@@ -295,8 +298,8 @@ def tf2sos(b: Any, a: Any, pairing: str | None = None, *, analog: bool = False
         >>> tf2sos([1.0, 2.0, 1.0], [1.0, -0.75, 0.125])
         array([[ 1.   ,  2.   ,  1.   ,  1.   , -0.75 ,  0.125]])
     """
-    b = numpy.trim_zeros(numpy.atleast_1d(numpy.asarray(b, dtype=float)), "f")
-    a = numpy.atleast_1d(numpy.asarray(a, dtype=float))
+    b = numpy.trim_zeros(numpy.atleast_1d(numpy.asarray(device_get(b), dtype=float)), "f")
+    a = numpy.atleast_1d(numpy.asarray(device_get(a), dtype=float))
     k = b[0] / a[0]
     return zpk2sos(numpy.roots(b), numpy.roots(a), k, pairing=pairing, analog=analog)
 

@@ -9,6 +9,11 @@ strict device's TypeError, CuPy's on a GPU): scipy.stats.pearsonr, spearmanr, tv
 percentileofscore, the distributions' mean/var/median, signal.sawtooth, linalg.hessenberg,
 fft.fht, ndimage.variance, ... (funcgrad.scipy._device keeps such calls on the host).
 
+The second probe gives the functions with two or more array arguments a device array
+first and NumPy arrays after it: the NumPy inputs are uncommitted (JAX's rule) and follow it,
+where the formulas' operators met them as host arrays (and device inputs met host constants
+under a host default).
+
 The table holds one argument builder per public function, and the first test checks that it
 names every one, so a new function joins the probe. Values are the SciPy-parity tests' job;
 this probe checks that the call works and that its arrays stay on the host.
@@ -604,3 +609,23 @@ def test_numpy_inputs_on_a_device_default(name: str) -> None:
                                                              "bool", "complex128", "float32",
                                                              "int32", "bool_", "intp"}
         assert not kinds, f"{name}: results on a device from NumPy inputs: {kinds}"
+
+
+def _builder(name: str) -> tuple[tuple, dict]:
+    return CUSTOM[name]() if name in CUSTOM else (_ARGS[TABLE[name]], {})
+
+
+_MIXED = sorted(n for n in set(TABLE) | set(CUSTOM)
+                if sum(type(a) is np.ndarray for a in _builder(n)[0]) >= 2)
+
+
+@pytest.mark.parametrize("name", _MIXED)
+def test_numpy_inputs_beside_a_device_array(name: str) -> None:
+    # NumPy inputs are uncommitted (JAX's rule): beside a device array they go to its device.
+    # The formulas' operators met them as they were (a host array beside a device array).
+    args, kwargs = _builder(name)
+    first = next(k for k, a in enumerate(args) if type(a) is np.ndarray)
+    args = (*args[:first], funcgrad.device_put(args[first], "strict"), *args[first + 1:])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _function(name)(*args, **kwargs)
