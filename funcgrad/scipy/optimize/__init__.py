@@ -50,6 +50,7 @@ from funcgrad.scipy.optimize._objective import Bounds, Objective, host_bounds
 from funcgrad.scipy.optimize._powell import minimize_powell
 from funcgrad.scipy.optimize._scalar import OptimizeResult, bracket, minimize_scalar
 from funcgrad.scipy.optimize._slsqp import host_constraints, minimize_slsqp
+from funcgrad.scipy.optimize._tnc import minimize_tnc
 from funcgrad.scipy.optimize._zeros import RootResults, bisect, brentq, root_scalar
 
 __all__ = ["minimize", "OptimizeResults", "line_search", "LineSearchResults", "brentq",
@@ -90,16 +91,16 @@ def minimize(fun: Callable[..., Any], x0: Any, args: tuple = (), *, method: str 
     ``"SLSQP"`` with ``constraints``, as SciPy) is ``"BFGS"`` or JAX's ``"l-bfgs-experimental-do-not-rely-on-this"``: these are
     ``jax.scipy.optimize.minimize`` (pure functions: ``jit`` and ``vmap`` work) and return the
     NamedTuple :class:`OptimizeResults`. SciPy's ``"Nelder-Mead"``, ``"Powell"``, ``"L-BFGS-B"`` (with
-    ``bounds``), ``"CG"``, ``"Newton-CG"`` and ``"SLSQP"`` (``constraints``: SciPy's dicts
+    ``bounds``), ``"CG"``, ``"Newton-CG"``, ``"TNC"`` (``bounds``) and ``"SLSQP"`` (``constraints``: SciPy's dicts
     ``{"type": "eq"/"ineq", "fun", "jac", "args"}``, with ``bounds``) iterate on the host (they branch on the values:
     a traced ``x0`` or ``fun`` raises ``TypeError``) and return SciPy's :class:`OptimizeResult`
     (``x``, ``fun``, ``jac``, ``nit``, ``nfev``, ``njev``, ``success``, ``status``,
     ``message``; ``x`` and ``jac`` on ``x0``'s device).
 
     ``jac``: ``None`` (``funcgrad.grad`` of ``fun``), a callable ``jac(x, *args)``, or
-    ``True`` (``fun`` returns ``(f, g)``); ``hess``/``hessp`` for Newton-CG (default:
+    ``True`` (``fun`` returns ``(f, g)``); ``hess``/``hessp`` for Newton-CG and TNC (default:
     forward-over-reverse Hessian-vector products); ``bounds``: a :class:`Bounds` or
-    ``(min, max)`` pairs (``None`` for no bound) for L-BFGS-B, Nelder-Mead and Powell;
+    ``(min, max)`` pairs (``None`` for no bound) for L-BFGS-B, TNC, SLSQP, Nelder-Mead and Powell;
     ``callback``
     as SciPy's (``callback(xk)`` or ``callback(intermediate_result)``; ``StopIteration``
     stops; host methods only). ``tol`` sets the method's tolerances as SciPy does.
@@ -216,12 +217,12 @@ def _minimize_host(name: str, fun: Callable[..., Any], x0: Any, args: tuple, jac
             options.setdefault(key, tol)
     if name == "slsqp":
         options["constraints"] = host_constraints(options.get("constraints", ()), device)
-    if name in ("nelder-mead", "l-bfgs-b", "powell", "slsqp"):
+    if name in ("nelder-mead", "l-bfgs-b", "powell", "slsqp", "tnc"):
         options["bounds"] = host_bounds("minimize", bounds, x_host.size)
     elif bounds is not None:
         raise ValueError(f"minimize: method {name!r} cannot handle bounds; use 'L-BFGS-B', "
                          "'Nelder-Mead' or 'Powell'")
-    if name != "newton-cg" and (hess is not None or hessp is not None):
+    if name not in ("newton-cg", "tnc") and (hess is not None or hessp is not None):
         raise ValueError(f"minimize: method {name!r} does not use hess/hessp")
     obj = Objective("minimize", fun, args, device, numpy.float64, jac=jac, hess=hess,
                     hessp=hessp)
@@ -258,6 +259,10 @@ _HOST_METHODS: dict[str, tuple[Callable[..., Any], set[str], tuple[str, ...]]] =
     "slsqp": (minimize_slsqp,
               {"constraints", "maxiter", "ftol", "eps", "disp", "iprint",
                "finite_diff_rel_step", "workers"}, ("ftol",)),
+    "tnc": (minimize_tnc,
+            {"eps", "scale", "offset", "mesg_num", "maxCGit", "eta", "stepmx", "accuracy",
+             "minfev", "ftol", "xtol", "gtol", "rescale", "disp", "finite_diff_rel_step",
+             "maxfun", "maxiter"}, ("ftol", "xtol", "gtol")),
     "newton-cg": (minimize_newtoncg,
                   {"xtol", "eps", "maxiter", "disp", "return_all", "c1", "c2"}, ("xtol",)),
 }

@@ -201,3 +201,36 @@ def test_slsqp_defaults_errors_and_failures():
     res = minimize(lambda x: fnp.sum(x ** 2), np.array([2.0, 0.0]), constraints=cons,
                    options={"maxiter": 1})
     assert res.status == 9 and not res.success
+
+
+@pytest.mark.parametrize("case", ["rosen", "rosen_bounded", "quad_bounded", "exp"])
+def test_tnc_finds_scipys_minimum(case):
+    f, x0, bounds = {
+        "rosen": (rosen, np.array([-1.2, 1.0]), None),
+        "rosen_bounded": (rosen, np.zeros(2), [(-2.0, 0.5), (-2.0, 0.2)]),
+        "quad_bounded": (quad, np.zeros(4), [(0.0, 2.5)] * 4),
+        "exp": (lambda x: fnp.sum(fnp.exp(x) - 2.0 * x), np.full(3, 3.0), None),
+    }[case]
+    f_np = {"rosen": so.rosen, "rosen_bounded": so.rosen, "quad_bounded": quad_np,
+            "exp": lambda x: np.sum(np.exp(x) - 2.0 * x)}[case]
+    want = so.minimize(f_np, x0, method="TNC", bounds=bounds)
+    got = minimize(f, dev(x0), method="TNC", bounds=bounds)
+    assert got.success and want.success
+    # SciPy's own stopping tests leave it ~1e-5 from the minimum on Rosenbrock's valley
+    np.testing.assert_allclose(host(got.x), want.x, atol=1e-4)
+    np.testing.assert_allclose(got.fun, want.fun, atol=1e-8)
+    assert got.message in ("Local minimum reached (|pg| ~= 0)", "Converged (|f_n-f_(n-1)| ~= 0)",
+                           "Converged (|x_n-x_(n-1)| ~= 0)")
+    assert is_device_array(got.x) == is_device_array(dev(x0))
+
+
+def test_tnc_options_and_limits():
+    res = minimize(rosen, np.array([-1.2, 1.0]), method="TNC", options={"maxfun": 5})
+    assert res.status == 3 and not res.success
+    res = minimize(rosen, np.array([0.3, 0.3]), method="TNC", bounds=[(0.3, 0.3)] * 2)
+    assert res.status == 5 and res.message == "All lower bounds are equal to the upper bounds"
+    res = minimize(quad, np.zeros(4), method="TNC", hessp=lambda x, p: 2.0 * fnp.arange(
+        1.0, 5.0) * p)
+    np.testing.assert_allclose(host(res.x), np.arange(1.0, 5.0), atol=1e-6)
+    with pytest.raises(TypeError, match="unknown"):
+        minimize(quad, np.zeros(4), method="TNC", options={"gamma": 1})
