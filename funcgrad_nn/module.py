@@ -216,6 +216,7 @@ class Parameter:
     def __init__(self, data: Any, requires_grad: bool = True) -> None:
         if isinstance(data, Parameter):
             data = data.data
+        data = _from_torch(data)  # a PyTorch tensor, when porting: its NumPy array
         if not is_array(data):
             data = numpy.asarray(data)
         dt = getattr(data, "dtype", None)
@@ -296,8 +297,10 @@ class Buffer:
             data = data.data
         if data is None:
             data = numpy.zeros((0,), numpy.float32)  # PyTorch's Buffer() is an empty tensor
-        elif not is_array(data):
-            data = numpy.asarray(data)
+        else:
+            data = _from_torch(data)
+            if not is_array(data):
+                data = numpy.asarray(data)
         self.data = data
         self.persistent = bool(persistent)
 

@@ -489,6 +489,10 @@ def test_load_state_dict_takes_pytorch_tensors_bfloat16_and_parameters_included(
     assert m.load_state_dict(sd) == ([], [])
     assert m.weight.dtype == np.float32 and host(m.weight).tolist() == [[0.5, -1.25]]
     assert host(m.bias).tolist() == [0.75]
+    # and a parameter or buffer made of one (nn.Parameter(torch_model.weight) when porting)
+    m.scale = nn.Parameter(_TorchLikeTensor([2.0], "torch.float32", requires_grad=True))
+    m.register_buffer("mask", nn.Buffer(_TorchLikeTensor([1.5], "torch.bfloat16")).data)
+    assert host(m.scale).tolist() == [2.0] and m.mask.dtype == np.float32
 
 
 def test_load_state_dict_from_a_real_torch_model():
