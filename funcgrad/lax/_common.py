@@ -74,6 +74,14 @@ def same_dtypes(name: str, args: dict[str, Any], kinds: str = ANY) -> list[Shape
                     f"lax.{name}: the Python scalar {k} (a {a.dtype.kind!r}-kind value) does "
                     f"not fit the dtype {a0.dtype} of {k0}"
                 )
+            v = args[k]
+            if a.weak_type and a0.dtype.kind in "iu" and type(v) is int and not (
+                    numpy.iinfo(a0.dtype).min <= v <= numpy.iinfo(a0.dtype).max):
+                # converting would wrap it (lax.pad(uint8, 300) padded with 44); JAX refuses
+                # a Python scalar beside a uint8 array at all
+                raise DTypeError(
+                    f"lax.{name}: the Python scalar {k} = {v} is out of the range of the dtype "
+                    f"{a0.dtype} of {k0}; pass a value of that dtype")
     else:
         for k, a in zip(args, avals):
             check_kind(name, a, kinds, k)

@@ -128,3 +128,16 @@ def test_integer_division_by_zero_is_xlas() -> None:
     # broadcasting a scalar divisor, and a Python int dividend
     assert host(lax.rem(dev(np.array([7, -7], np.int32)), 0)).tolist() == [7, -7]
     assert host(lax.div(7, dev(np.array([0, 2])))).tolist() == [-1, 3]
+
+
+def test_python_ints_outside_the_operands_dtype_are_refused_not_wrapped():
+    # lax.pad(uint8, 300) padded with 44 and lax.select_n(p, uint8, 300) chose 44: the int
+    # wrapped. JAX 0.10.2 refuses a Python int beside a uint8 array in lax altogether;
+    # funcgrad converts one only when it is a value of the dtype.
+    u = dev(np.arange(4, dtype=np.uint8))
+    for bad in (lambda: lax.pad(u, 300, [(1, 1, 0)]), lambda: lax.pad(u, -1, [(1, 0, 0)]),
+                lambda: lax.select_n(u > 1, u, 300), lambda: lax.add(u, 256),
+                lambda: lax.max(dev(np.arange(3, dtype=np.int8)), 1000)):
+        with pytest.raises(funcgrad.errors.DTypeError, match="out of the range"):
+            bad()
+    assert host(lax.pad(u, 255, [(1, 0, 0)])).tolist() == [255, 0, 1, 2, 3]
