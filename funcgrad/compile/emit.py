@@ -282,6 +282,8 @@ def _scalar_operator(eqn: Eqn, args: list[str]) -> Emission | None:
     if not strong:
         return None
     op = scalar_operators[eqn.prim]
+    # (a wide Python int literal as a float, as the array call writes it: CuPy refuses it)
+    args = [repr(float(a.val)) if _wide_int_literal(a) else s for a, s in zip(eqn.invars, args)]
     expr = f"{op}{args[0]}" if len(args) == 1 else f"{args[0]} {op} {args[1]}"
     return Emission(expr, fresh=True)
 

@@ -80,7 +80,7 @@ def _array_function(fn: Any) -> Any:
 
 def _wide_int(a: Any) -> bool:
     # (one no float holds either, 10**400, NumPy refuses too: it is left as it is)
-    return type(a) is int and not -(2**63) <= a < 2**64 and abs(a) < 2**1024
+    return type(a) is int and not -(2**63) <= a < 2**64 and builtins.abs(a) < 2**1024
 
 
 def wide_ints_as_floats(args: tuple) -> tuple:
@@ -983,7 +983,7 @@ def _integer_pow_fn(xp: Any, x: Any, y: int) -> Any:
     if y < 0 and getattr(getattr(x, "dtype", None), "kind", "f") in "biu":
         # NumPy raises this itself; CuPy would return garbage.
         raise ValueError("Integers to negative integer powers are not allowed.")
-    return xp.power(x, y)
+    return xp.power(*wide_ints_as_floats((x, y)))  # (x ** 2**70: CuPy refuses the int)
 
 
 integer_pow_p = unop("integer_pow", _integer_pow_fn)

@@ -214,7 +214,8 @@ def test_python_ints_beyond_64_bits_beside_floats(other: int) -> None:
     x = np.array([np.nan, -0.0, 65504.0, 1.0], np.float16)
     check_like_numpy(lambda a: fnp.add(a, other), lambda a: np.add(a, other), x, name="add")
     check_like_numpy(lambda a: fnp.less(other, a), lambda a: np.less(other, a), x, name="less")
-    for op in (lambda a: a * other, lambda a: other - a, lambda a: a >= other):
+    for op in (lambda a: a * other, lambda a: other - a, lambda a: a >= other,
+               lambda a: fnp.sum(a) - other, lambda a: a ** other):
         check_like_numpy(funcgrad.jit(op), op, x.astype(np.float64), jit=False, name="jit op")
     # beside integers alone NumPy refuses it too
     check_like_numpy(lambda a: fnp.add(a, other), lambda a: np.add(a, other),
