@@ -189,6 +189,8 @@ def _cast_near(x: Any, dt: _np.dtype, *others: Any) -> Any:
     """``_cast``, with a Python scalar made an array on the device of ``others`` (a cast of a
     Python scalar alone would be a host array, which device operands cannot meet)."""
     if type(x) in _PY_SCALARS:
+        if dt.kind in "fc" and _ew._wide_int(x):
+            x = float(x)  # (2**64 beside float32: no 64-bit integer holds it)
         for o in others:
             d = None if o is None or type(o) in _PY_SCALARS else get_aval(o).device
             if d is not None and d != "cpu":

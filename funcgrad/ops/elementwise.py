@@ -1867,6 +1867,8 @@ def _wrapping_conversion(old: numpy.dtype, new: numpy.dtype) -> bool:
 
 def _convert_impl(x: Any, new_dtype: numpy.dtype) -> list[Any]:
     xp = xp_for(x)
+    if new_dtype.kind in "fc" and _wide_int(x):
+        x = float(x)  # (2**64 as float32: no int64 holds it, NumPy would make an object)
     x = xp.asarray(x)
     if x.dtype.kind == "c" and new_dtype.kind != "c":
         if new_dtype.kind == "b":

@@ -310,3 +310,13 @@ def test_complex_order_with_nan_imaginary_parts(name: str) -> None:
     check_like_numpy(getattr(fnp, name), getattr(np, name), a, b, name=name)
     check_like_numpy(getattr(fnp, name), getattr(np, name), b, a, name=name)
     check_like_numpy(funcgrad.jit(op), op, b, a, jit=False, name="jit " + name)
+
+
+@pytest.mark.parametrize("name", ["fmax", "fmin", "heaviside"])
+def test_functions_take_python_ints_beyond_64_bits_beside_floats(name: str) -> None:
+    # these cast their Python-scalar operand to the result's dtype first: 2**64 became an
+    # object array there (a DTypeError), where NumPy converts it to the float dtype
+    x = np.array([1.0, -2.0, np.nan], np.float32)
+    ref = getattr(np, name)
+    check_like_numpy(lambda a: getattr(fnp, name)(a, 2**64), lambda a: ref(a, 2**64), x,
+                     name=name)
