@@ -33,7 +33,9 @@ from funcgrad_nn.optim._transform import _cast as cast
 __all__ = ["add", "sub", "mul", "div", "scale", "add_scale", "vdot", "sum", "max", "min",
            "size", "norm", "zeros_like", "ones_like", "full_like", "where", "clip", "cast",
            "conj", "real", "bias_correction", "update_moment", "update_moment_per_elem_norm",
-           "update_infinity_moment", "get", "set", "get_all_with_path", "map_params"]
+           "update_infinity_moment", "get", "set", "get_all_with_path", "map_params",
+           "allclose", "batch_shape", "cast_like", "dtype", "random_like", "split_key_like",
+           "unwrap_random_key_data"]
 
 _builtin_sum = sum
 
@@ -256,3 +258,140 @@ def real(tree: Any) -> Any:
     [array([1.])]
     """
     return tree_util.tree_map(fnp.real, tree)
+
+
+def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> Any:
+    """Whether every pair of leaves is ``allclose`` (optax's ``tree.allclose``); a 0-d boolean
+    array (traceable), True for empty trees.
+
+    >>> import numpy as np
+    >>> bool(allclose({"a": np.ones(2)}, {"a": np.ones(2) + 1e-9}))
+    True
+    """
+    out = fnp.asarray(True)
+    for x in tree_util.tree_leaves(tree_util.tree_map(
+            lambda x, y: fnp.allclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan), a, b)):
+        out = out & x
+    return out
+
+
+def batch_shape(tree: Any, shape: tuple[int, ...] = ()) -> Any:
+    """Each leaf broadcast with leading ``shape`` axes (optax's ``tree.batch_shape``).
+
+    >>> import numpy as np
+    >>> batch_shape({"a": np.ones(3)}, (2,))["a"].shape
+    (2, 3)
+    """
+    return tree_util.tree_map(lambda x: fnp.broadcast_to(x, (*shape, *fnp.shape(x))), tree)
+
+
+def cast_like(tree: Any, other_tree: Any) -> Any:
+    """``tree``'s leaves cast to the dtypes of ``other_tree``'s (leaves of ``other_tree``
+    without a dtype leave theirs unchanged), optax's ``tree.cast_like``.
+
+    >>> import numpy as np
+    >>> cast_like({"a": np.ones(1)}, {"a": np.ones(1, np.float32)})["a"].dtype
+    dtype('float32')
+    """
+    return tree_util.tree_map(lambda t, o: t.astype(o.dtype) if hasattr(o, "dtype") else t,
+                              tree, other_tree)
+
+
+def _lower_dtype(d1: Any, d2: Any) -> Any:
+    p = fnp.promote_types(d1, d2)
+    if p == d1:
+        return d2
+    if p == d2:
+        return d1
+    raise ValueError(f"Cannot compare dtype of dtype1={d1} and dtype2={d2}. Neither {d1} nor "
+                     f"{d2} can be promoted to the other.")
+
+
+def _higher_dtype(d1: Any, d2: Any) -> Any:
+    return d2 if _lower_dtype(d1, d2) == d1 else d1
+
+
+def dtype(tree: Any, mixed_dtype_handler: str | None = None) -> Any:
+    """The dtype of the tree's leaves (optax's ``tree.dtype``): their common dtype (None:
+    a ValueError naming the leaves that differ), or with ``mixed_dtype_handler`` the
+    ``'promote'``-d, ``'highest'`` or ``'lowest'`` of them; the default float dtype for an
+    empty tree.
+
+    >>> import numpy as np
+    >>> t = {"a": np.ones(1, np.float16), "c": np.ones(1, np.float32)}
+    >>> dtype(t, "lowest"), dtype(t, "highest"), dtype({"a": np.ones(1)})
+    (dtype('float16'), dtype('float32'), dtype('float64'))
+    """
+    leaves = tree_util.tree_leaves(tree)
+    if not leaves:
+        return fnp.asarray([]).dtype
+    dtypes = [fnp.asarray(x).dtype for x in leaves]
+    if mixed_dtype_handler is None:
+        paths = tree_util.tree_leaves_with_path(tree)
+        errs = [f"Expected dtype={dtypes[0]} for {tree_util.keystr(p)} but got {d}."
+                for (p, _), d in zip(paths, dtypes) if d != dtypes[0]]
+        if errs:
+            raise ValueError("\n".join(errs))
+        return dtypes[0]
+    pick = {"promote": fnp.promote_types, "highest": _higher_dtype, "lowest": _lower_dtype}
+    if mixed_dtype_handler not in pick:
+        raise ValueError(f"Invalid value for mixed_dtype_handler={mixed_dtype_handler!r}, "
+                         'possible values are: None, "promote", "highest", "lowest".')
+    return np.dtype(functools.reduce(pick[mixed_dtype_handler], dtypes))
+
+
+def split_key_like(rng_key: Any, target_tree: Any) -> Any:
+    """One key per leaf of ``target_tree``, split from ``rng_key`` in leaf order (optax's
+    ``tree.split_key_like``).
+
+    >>> import numpy as np
+    >>> from funcgrad import random
+    >>> keys = split_key_like(random.key(0), {"a": np.ones(1), "b": np.ones(2)})
+    >>> sorted(keys)
+    ['a', 'b']
+    """
+    from funcgrad import random
+
+    leaves, treedef = tree_util.tree_flatten(target_tree)
+    keys = random.split(rng_key, len(leaves))
+    return treedef.unflatten([keys[i] for i in range(len(leaves))])
+
+
+def random_like(rng_key: Any, target_tree: Any, sampler: Any = None, dtype: Any = None) -> Any:
+    """A tree shaped like ``target_tree`` of ``sampler(key, shape, dtype)`` draws, one split
+    key per leaf (optax's ``tree.random_like``; ``sampler`` defaults to
+    ``funcgrad.random.normal``, ``dtype`` to each leaf's). funcgrad.random's bits are not
+    JAX's: the law and the key splitting are optax's, the draws are not its numbers.
+
+    >>> import numpy as np
+    >>> from funcgrad import random
+    >>> t = random_like(random.key(0), {"w": np.zeros((2, 3), np.float32)})
+    >>> t["w"].shape, t["w"].dtype
+    ((2, 3), dtype('float32'))
+    """
+    from funcgrad import random
+
+    sampler = random.normal if sampler is None else sampler
+    keys = split_key_like(rng_key, target_tree)
+    return tree_util.tree_map(lambda leaf, k: sampler(k, leaf.shape, dtype or leaf.dtype),
+                              target_tree, keys)
+
+
+def unwrap_random_key_data(input_tree: Any) -> Any:
+    """Typed PRNG keys in a tree replaced by their raw ``key_data`` (for numerical
+    comparison), other leaves unchanged (optax's ``tree.unwrap_random_key_data``).
+
+    >>> from funcgrad import random
+    >>> unwrap_random_key_data({"k": random.key(0), "x": 1.0})
+    {'k': array([0, 0], dtype=uint32), 'x': 1.0}
+    """
+    from funcgrad import dtypes, random
+
+    def unwrap(x: Any) -> Any:
+        d = getattr(x, "dtype", None)
+        if d is not None and dtypes.issubdtype(d, dtypes.prng_key):
+            return random.key_data(x)
+        return x
+
+    return tree_util.tree_map(unwrap, input_tree)

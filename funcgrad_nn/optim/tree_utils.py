@@ -44,6 +44,13 @@ tree_bias_correction = _tree.bias_correction
 tree_update_moment = _tree.update_moment
 tree_update_moment_per_elem_norm = _tree.update_moment_per_elem_norm
 tree_update_infinity_moment = _tree.update_infinity_moment
+tree_allclose = _tree.allclose
+tree_batch_shape = _tree.batch_shape
+tree_cast_like = _tree.cast_like
+tree_dtype = _tree.dtype
+tree_random_like = _tree.random_like
+tree_split_key_like = _tree.split_key_like
+tree_unwrap_random_key_data = _tree.unwrap_random_key_data
 
 
 def tree_l1_norm(tree: Any) -> Any:

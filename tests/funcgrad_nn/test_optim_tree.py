@@ -87,3 +87,46 @@ def test_state_utils_set_and_map_params_as_optax():
         isinstance(i, int) for i in x))
     assert [s if type(s) is tuple else type(s).__name__ for s in shapes] == [
         "EmptyState", (1,), (2,), (1,), (2,), "EmptyState", "EmptyState"]
+
+
+def test_dtype_cast_like_batch_shape_allclose_as_optax():
+    # expected values: optax 0.2.8's tree_utils on the same trees (jax_enable_x64)
+    mixed = {"a": np.ones(1, np.float16), "b": [np.ones(1, np.float32)]}
+    assert tree_utils.tree_dtype(mixed, "lowest") == np.float16
+    assert tree_utils.tree_dtype(mixed, "highest") == np.float32
+    assert tree_utils.tree_dtype(mixed, "promote") == np.float32
+    with pytest.raises(ValueError, match=r"Expected dtype=float16 for \['b'\]\[0\] but got float32"):
+        tree_utils.tree_dtype(mixed)
+    ints = {"a": np.ones(1, np.int32), "b": np.ones(1, np.uint32)}
+    assert tree_utils.tree_dtype(ints, "promote") == np.int64
+    with pytest.raises(ValueError, match="Neither int32 nor uint32 can be promoted"):
+        tree_utils.tree_dtype(ints, "highest")
+    with pytest.raises(ValueError, match="Invalid value for mixed_dtype_handler"):
+        tree_utils.tree_dtype(ints, "max")
+    assert tree_utils.tree_dtype({}) == np.float64
+    t = dev({"a": np.array([1.0, 2.0]), "b": np.array(3.0)})
+    c = tree.cast_like(t, {"a": np.ones(1, np.float32), "b": 2.0})
+    assert host(c["a"]).dtype == np.float32 and host(c["b"]).dtype == np.float64
+    assert host(tree.batch_shape(t, (4, 1))["a"]).shape == (4, 1, 2)
+    assert bool(host(tree.allclose(t, tree.scale(1 + 1e-9, t))))
+    assert not bool(host(tree_utils.tree_allclose(t, tree.scale(2.0, t))))
+    nan = dev([np.array([np.nan, 1.0])])
+    assert bool(host(tree.allclose(nan, nan, equal_nan=True)))
+    assert not bool(host(tree.allclose(nan, nan)))
+
+
+def test_random_trees_follow_the_target_structure():
+    from funcgrad import random
+
+    target = dev({"w": np.zeros((2, 3), np.float32), "b": [np.zeros(4)]})
+    keys = tree_utils.tree_split_key_like(random.key(0), target)
+    assert sorted(keys) == ["b", "w"] and len(keys["b"]) == 1
+    draws = tree_utils.tree_random_like(random.key(0), target)
+    assert host(draws["w"]).shape == (2, 3) and host(draws["w"]).dtype == np.float32
+    assert host(draws["b"][0]).dtype == np.float64
+    again = tree.random_like(random.key(0), target)
+    assert_allclose(host(again["w"]), host(draws["w"]), rtol=0, atol=0)
+    u = tree.random_like(random.key(1), target, sampler=random.uniform, dtype=np.float64)
+    assert host(u["w"]).dtype == np.float64 and (host(u["w"]) >= 0).all()
+    raw = tree.unwrap_random_key_data({"k": random.key(0), "x": 1.0})
+    assert host(raw["k"]).dtype == np.uint32 and raw["x"] == 1.0
