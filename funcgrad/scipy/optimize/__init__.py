@@ -51,6 +51,7 @@ from funcgrad.scipy.optimize._powell import minimize_powell
 from funcgrad.scipy.optimize._scalar import OptimizeResult, bracket, minimize_scalar
 from funcgrad.scipy.optimize._slsqp import host_constraints, minimize_slsqp
 from funcgrad.scipy.optimize._tnc import minimize_tnc
+from funcgrad.scipy.optimize._trust import minimize_dogleg, minimize_trust_ncg
 from funcgrad.scipy.optimize._zeros import RootResults, bisect, brentq, root_scalar
 
 __all__ = ["minimize", "OptimizeResults", "line_search", "LineSearchResults", "brentq",
@@ -141,7 +142,8 @@ def minimize(fun: Callable[..., Any], x0: Any, args: tuple = (), *, method: str 
     if name not in _METHODS:
         raise ValueError(f"minimize: method {method!r} not recognized (funcgrad supports "
                          "'BFGS', 'l-bfgs-experimental-do-not-rely-on-this', 'Nelder-Mead', "
-                         "'Powell', 'L-BFGS-B', 'CG' and 'Newton-CG')")
+                         "'Powell', 'L-BFGS-B', 'CG', 'Newton-CG', 'TNC', 'SLSQP', "
+                         "'trust-ncg' and 'dogleg')")
     if bounds is not None:
         raise ValueError(f"minimize: method {method!r} cannot handle bounds; use 'L-BFGS-B', "
                          "'Nelder-Mead' or 'Powell'")
@@ -222,7 +224,8 @@ def _minimize_host(name: str, fun: Callable[..., Any], x0: Any, args: tuple, jac
     elif bounds is not None:
         raise ValueError(f"minimize: method {name!r} cannot handle bounds; use 'L-BFGS-B', "
                          "'Nelder-Mead' or 'Powell'")
-    if name not in ("newton-cg", "tnc") and (hess is not None or hessp is not None):
+    if name not in ("newton-cg", "tnc", "trust-ncg", "dogleg") and (
+            hess is not None or hessp is not None):
         raise ValueError(f"minimize: method {name!r} does not use hess/hessp")
     obj = Objective("minimize", fun, args, device, numpy.float64, jac=jac, hess=hess,
                     hessp=hessp)
@@ -263,6 +266,12 @@ _HOST_METHODS: dict[str, tuple[Callable[..., Any], set[str], tuple[str, ...]]] =
             {"eps", "scale", "offset", "mesg_num", "maxCGit", "eta", "stepmx", "accuracy",
              "minfev", "ftol", "xtol", "gtol", "rescale", "disp", "finite_diff_rel_step",
              "maxfun", "maxiter"}, ("ftol", "xtol", "gtol")),
+    "trust-ncg": (minimize_trust_ncg,
+                  {"initial_trust_radius", "max_trust_radius", "eta", "gtol", "maxiter",
+                   "disp", "return_all"}, ("gtol",)),
+    "dogleg": (minimize_dogleg,
+               {"initial_trust_radius", "max_trust_radius", "eta", "gtol", "maxiter", "disp",
+                "return_all"}, ("gtol",)),
     "newton-cg": (minimize_newtoncg,
                   {"xtol", "eps", "maxiter", "disp", "return_all", "c1", "c2"}, ("xtol",)),
 }

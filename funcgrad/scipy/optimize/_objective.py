@@ -155,6 +155,18 @@ class Objective:
         return self._vector(jvp(g, (xd,), (pd,))[1], x.size)
 
 
+    def hess_matrix(self, x: numpy.ndarray) -> numpy.ndarray:
+        """The Hessian at ``x``: ``hess``'s, else one exact Hessian-vector product per
+        column (counted once)."""
+        if self.hess is not None:
+            self.nhev += 1
+            h = numpy.asarray(device_get(self.hess(self._dev(x), *self.args)), dtype=float)
+            return h.reshape(x.size, x.size)
+        cols = [self.hvp(x, e) for e in numpy.eye(x.size)]
+        self.nhev -= x.size - 1
+        return numpy.stack(cols, axis=1)
+
+
 def call_callback(callback: Any, x: numpy.ndarray, fun: float) -> bool:
     """Call SciPy's ``callback``: with an ``OptimizeResult`` when its one parameter is named
     ``intermediate_result``, else with ``xk``; True when it asks to stop (``StopIteration``)."""

@@ -234,3 +234,28 @@ def test_tnc_options_and_limits():
     np.testing.assert_allclose(host(res.x), np.arange(1.0, 5.0), atol=1e-6)
     with pytest.raises(TypeError, match="unknown"):
         minimize(quad, np.zeros(4), method="TNC", options={"gamma": 1})
+
+
+@pytest.mark.parametrize("method", ["trust-ncg", "dogleg"])
+@pytest.mark.parametrize("x0", [[-1.2, 1.0], [1.3, 0.7, 0.8, 1.9, 1.2], [0.0, 0.0, 0.0]])
+def test_trust_region_methods_step_for_step(method, x0):
+    x0 = np.array(x0)
+    want = so.minimize(so.rosen, x0, method=method, jac=so.rosen_der, hess=so.rosen_hess)
+    got = minimize(rosen, dev(x0), method=method)
+    assert (got.status, got.nit, got.nfev, got.message) == (want.status, want.nit, want.nfev,
+                                                             want.message)
+    np.testing.assert_allclose(host(got.x), want.x, rtol=1e-12, atol=1e-14)
+    assert is_device_array(got.x) == is_device_array(dev(x0))
+
+
+def test_trust_region_hessians_and_failures():
+    want = so.minimize(so.rosen, np.array([-1.2, 1.0]), method="trust-ncg", jac=so.rosen_der,
+                       hessp=so.rosen_hess_prod)
+    got = minimize(rosen, np.array([-1.2, 1.0]), method="trust-ncg",
+                   hessp=lambda x, p: fnp.asarray(so.rosen_hess_prod(host(x), host(p))))
+    assert got.nit == want.nit
+    # dogleg needs a positive definite Hessian (SciPy's status 3)
+    res = minimize(lambda x: x[0] ** 2 - x[1] ** 2, np.array([1.0, 1.0]), method="dogleg")
+    assert res.status == 3 and res.message.startswith("A linalg error")
+    with pytest.raises(ValueError, match="eta"):
+        minimize(rosen, np.zeros(2), method="trust-ncg", options={"eta": 0.5})
