@@ -27,6 +27,8 @@ from funcgrad_nn.optim._muon import *  # noqa: F403
 from funcgrad_nn.optim._muon import __all__ as _muon_all
 from funcgrad_nn.optim._privacy import *  # noqa: F403
 from funcgrad_nn.optim._privacy import __all__ as _privacy_all
+from funcgrad_nn.optim._sam import *  # noqa: F403
+from funcgrad_nn.optim._sam import __all__ as _sam_all
 from funcgrad_nn.optim._transform import (
     EmptyState,
     GradientTransformation,
@@ -48,7 +50,7 @@ from funcgrad_nn.optim.tree import norm as _tree_norm
 __all__ = ["ReduceLROnPlateauState", "reduce_on_plateau", "scale_by_adopt", "adopt",
            "NormalizeState", "normalize", "SplitRealAndImaginaryArrays",
            "SplitRealAndImaginaryState", "split_real_and_imaginary",
-           *_adaptive_all, *_muon_all, *_privacy_all]
+           *_adaptive_all, *_muon_all, *_privacy_all, *_sam_all]
 
 
 class ReduceLROnPlateauState(NamedTuple):
