@@ -44,6 +44,8 @@ __all__ = ["CheckpointError", "UnpickledObject", "is_torch_legacy", "is_torch_zi
 class CheckpointError(ValueError):
     """A file that is not, or no longer, a readable checkpoint (names the file and the fault)."""
 
+    __module__ = "funcgrad_nn.serialization"  # its public home (tracebacks name it there)
+
 
 # torch's storage classes -> the NumPy dtype their bytes hold ("bfloat16": uint16 bits,
 # widened to float32 below, as NumPy has no bfloat16)
@@ -198,11 +200,13 @@ class UnpickledObject:
     and ``elements`` what was pickled into it as into a dict or a list; attributes of a dict
     ``state`` read through (``ck["args"].lr``).
 
+    >>> from funcgrad_nn._torch_checkpoint import _stand_in
     >>> stand_in = _stand_in("argparse", "Namespace")()   # as pickle's NEWOBJ makes it
     >>> stand_in.__setstate__({"lr": 0.1}); stand_in.lr, stand_in
     (0.1, <argparse.Namespace (not rebuilt): {'lr': 0.1}>)
     """
 
+    __module__ = "funcgrad_nn.serialization"  # its public home
     path = ""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> UnpickledObject:
@@ -254,7 +258,8 @@ def _stand_in(module: str, name: str) -> type:
     key = (module, name)
     if key not in _STAND_INS:
         _STAND_INS[key] = type(name, (UnpickledObject,), {
-            "__module__": __name__, "path": f"{module}.{name}", "__slots__": ()})
+            "__module__": "funcgrad_nn.serialization", "path": f"{module}.{name}",
+            "__slots__": ()})
     return _STAND_INS[key]
 
 
