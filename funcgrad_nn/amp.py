@@ -344,8 +344,8 @@ _DISPATCH_FILES = frozenset(m.__file__ for m in (
 #: the libraries' own code: a matrix product they compute inside an op is not autocast, as
 #: PyTorch's autocast does not cast again inside an op it has cast (nor inside ops it leaves
 #: alone, such as the linear algebra)
-_LIBRARY_DIRS = tuple(os.path.dirname(m.__file__) + os.sep
-                      for m in (funcgrad, sys.modules[__name__.rpartition(".")[0]]))
+_LIBRARY_DIRS = (os.path.dirname(funcgrad.__file__) + os.sep,
+                 os.path.dirname(os.path.abspath(__file__)) + os.sep)  # funcgrad_nn's own
 
 
 def _called_by_user() -> bool:
