@@ -92,16 +92,18 @@ def minimize(fun: Callable[..., Any], x0: Any, args: tuple = (), *, method: str 
     ``"SLSQP"`` with ``constraints``, as SciPy) is ``"BFGS"`` or JAX's ``"l-bfgs-experimental-do-not-rely-on-this"``: these are
     ``jax.scipy.optimize.minimize`` (pure functions: ``jit`` and ``vmap`` work) and return the
     NamedTuple :class:`OptimizeResults`. SciPy's ``"Nelder-Mead"``, ``"Powell"``, ``"L-BFGS-B"`` (with
-    ``bounds``), ``"CG"``, ``"Newton-CG"``, ``"TNC"`` (``bounds``) and ``"SLSQP"`` (``constraints``: SciPy's dicts
+    ``bounds``), ``"CG"``, ``"Newton-CG"``, ``"trust-ncg"``, ``"dogleg"``, ``"TNC"`` (``bounds``) and
+    ``"SLSQP"`` (``constraints``: SciPy's dicts
     ``{"type": "eq"/"ineq", "fun", "jac", "args"}``, with ``bounds``) iterate on the host (they branch on the values:
     a traced ``x0`` or ``fun`` raises ``TypeError``) and return SciPy's :class:`OptimizeResult`
     (``x``, ``fun``, ``jac``, ``nit``, ``nfev``, ``njev``, ``success``, ``status``,
     ``message``; ``x`` and ``jac`` on ``x0``'s device).
 
     ``jac``: ``None`` (``funcgrad.grad`` of ``fun``), a callable ``jac(x, *args)``, or
-    ``True`` (``fun`` returns ``(f, g)``); ``hess``/``hessp`` for Newton-CG and TNC (default:
-    forward-over-reverse Hessian-vector products); ``bounds``: a :class:`Bounds` or
-    ``(min, max)`` pairs (``None`` for no bound) for L-BFGS-B, TNC, SLSQP, Nelder-Mead and Powell;
+    ``True`` (``fun`` returns ``(f, g)``); ``hess``/``hessp`` for Newton-CG, TNC,
+    trust-ncg and dogleg (default: forward-over-reverse Hessian-vector products); ``bounds``:
+    a :class:`Bounds` or ``(min, max)`` pairs (``None`` for no bound) for L-BFGS-B, TNC,
+    SLSQP, Nelder-Mead and Powell;
     ``callback``
     as SciPy's (``callback(xk)`` or ``callback(intermediate_result)``; ``StopIteration``
     stops; host methods only). ``tol`` sets the method's tolerances as SciPy does.
