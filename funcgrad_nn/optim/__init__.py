@@ -26,6 +26,8 @@ from funcgrad_nn.optim._factorized import *  # noqa: F403
 from funcgrad_nn.optim._factorized import __all__ as _fact_all
 from funcgrad_nn.optim._inject import *  # noqa: F403
 from funcgrad_nn.optim._inject import __all__ as _inject_all
+from funcgrad_nn.optim._linear_algebra import *  # noqa: F403
+from funcgrad_nn.optim._linear_algebra import __all__ as _linalg_all
 from funcgrad_nn.optim._linesearch import *  # noqa: F403
 from funcgrad_nn.optim._linesearch import __all__ as _ls_all
 from funcgrad_nn.optim._losses import *  # noqa: F403
@@ -51,4 +53,4 @@ from funcgrad_nn.optim._transform_more import __all__ as _more_all
 from funcgrad_nn.optim.optimizer import *  # noqa: F403
 from funcgrad_nn.optim.optimizer import __all__ as _opt_all
 
-__all__ = [*_tx_all, *_more_all, *_fact_all, *_loss_all, *_loss_tasks_all, *_torch_all, *_sched_all, *_inject_all, *_acc_all, *_ls_all, *_moments_all, *_monitoring_all, *_privacy_all, *_opt_all, "LBFGS", "tree_map_params", "contrib", "losses", "lr_scheduler", "projections", "schedules", "swa_utils", "transforms", "tree", "tree_utils"]
+__all__ = [*_tx_all, *_more_all, *_fact_all, *_loss_all, *_loss_tasks_all, *_torch_all, *_sched_all, *_inject_all, *_acc_all, *_ls_all, *_moments_all, *_monitoring_all, *_linalg_all, *_privacy_all, *_opt_all, "LBFGS", "tree_map_params", "contrib", "losses", "lr_scheduler", "projections", "schedules", "swa_utils", "transforms", "tree", "tree_utils"]
