@@ -49,7 +49,12 @@ from funcgrad.scipy.optimize._neldermead import minimize_neldermead
 from funcgrad.scipy.optimize._objective import Bounds, Objective, host_bounds
 from funcgrad.scipy.optimize._powell import minimize_powell
 from funcgrad.scipy.optimize._scalar import OptimizeResult, bracket, minimize_scalar
-from funcgrad.scipy.optimize._slsqp import host_constraints, minimize_slsqp
+from funcgrad.scipy.optimize._slsqp import (
+    LinearConstraint,
+    NonlinearConstraint,
+    host_constraints,
+    minimize_slsqp,
+)
 from funcgrad.scipy.optimize._tnc import minimize_tnc
 from funcgrad.scipy.optimize._trust import minimize_dogleg, minimize_trust_ncg
 from funcgrad.scipy.optimize._zeros import RootResults, bisect, brentq, root_scalar
@@ -58,6 +63,7 @@ __all__ = ["minimize", "OptimizeResults", "line_search", "LineSearchResults", "b
            "bisect", "root_scalar", "RootResults", "minimize_scalar", "bracket", "OptimizeResult",
            "curve_fit", "OptimizeWarning", "Bounds", "least_squares", "root", "fsolve",
            "newton", "rosen", "rosen_der", "rosen_hess", "rosen_hess_prod", "approx_fprime",
+           "LinearConstraint", "NonlinearConstraint",
            "check_grad", "fminbound", "brent", "linear_sum_assignment", "nnls"]
 
 
@@ -220,7 +226,8 @@ def _minimize_host(name: str, fun: Callable[..., Any], x0: Any, args: tuple, jac
         for key in tol_options:
             options.setdefault(key, tol)
     if name == "slsqp":
-        options["constraints"] = host_constraints(options.get("constraints", ()), device)
+        options["constraints"] = host_constraints(options.get("constraints", ()), device,
+                                                  x_host)
     if name in ("nelder-mead", "l-bfgs-b", "powell", "slsqp", "tnc"):
         options["bounds"] = host_bounds("minimize", bounds, x_host.size)
     elif bounds is not None:

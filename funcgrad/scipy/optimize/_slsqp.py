@@ -36,7 +36,7 @@ from funcgrad.backend import device_put
 from funcgrad.scipy.optimize._objective import Objective, call_callback
 from funcgrad.scipy.optimize._scalar import OptimizeResult
 
-__all__ = ["minimize_slsqp", "host_constraints"]
+__all__ = ["minimize_slsqp", "host_constraints", "LinearConstraint", "NonlinearConstraint"]
 
 _MESSAGES = {
     0: "Optimization terminated successfully",
@@ -84,11 +84,104 @@ class _Constraint:
         return numpy.asarray(device_get(j), dtype=float).reshape(m, x.size)
 
 
-def host_constraints(constraints: Any, device: str) -> list[_Constraint]:
-    """SciPy's ``constraints`` (one dict or a sequence of them) as evaluators."""
-    if isinstance(constraints, dict):
+class NonlinearConstraint:
+    """``lb <= fun(x) <= ub``, as ``scipy.optimize.NonlinearConstraint`` (``lb == ub``: an
+    equality; ``-inf``/``inf``: no bound). ``jac`` a callable, else exact
+    (``funcgrad.jacfwd``; SciPy's ``"2-point"`` and the other finite-difference names are
+    accepted); ``hess``, ``keep_feasible``, ``finite_diff_*`` are accepted and unused.
+
+    Example:
+        >>> import numpy as np
+        >>> from funcgrad.scipy.optimize import NonlinearConstraint, minimize
+        >>> con = NonlinearConstraint(lambda x: x[0] * x[1], 1.0, np.inf)
+        >>> minimize(lambda x: x[0] ** 2 + x[1] ** 2, np.array([2.0, 2.0]),
+        ...          constraints=con).x.round(5)
+        array([1., 1.])
+    """
+
+    def __init__(self, fun: Callable[..., Any], lb: Any, ub: Any, jac: Any = "2-point",
+                 hess: Any = None, keep_feasible: Any = False,
+                 finite_diff_rel_step: Any = None, finite_diff_jac_sparsity: Any = None
+                 ) -> None:
+        self.fun, self.jac, self.hess = fun, jac, hess
+        self.lb = numpy.asarray(device_get(lb), dtype=float)
+        self.ub = numpy.asarray(device_get(ub), dtype=float)
+        self.keep_feasible = keep_feasible
+
+
+class LinearConstraint:
+    """``lb <= A x <= ub``, as ``scipy.optimize.LinearConstraint``.
+
+    Example:
+        >>> from funcgrad.scipy.optimize import LinearConstraint
+        >>> LinearConstraint([[1.0, 1.0]], 1.0, 1.0).A
+        array([[1., 1.]])
+    """
+
+    def __init__(self, A: Any, lb: Any = -numpy.inf, ub: Any = numpy.inf,  # noqa: N803
+                 keep_feasible: Any = False) -> None:
+        self.A = numpy.atleast_2d(numpy.asarray(device_get(A), dtype=float))
+        self.lb = numpy.asarray(device_get(lb), dtype=float)
+        self.ub = numpy.asarray(device_get(ub), dtype=float)
+        self.keep_feasible = keep_feasible
+
+
+def _as_dicts(con: Any, x0: numpy.ndarray, device: str) -> list[dict[str, Any]]:
+    """A ``LinearConstraint``/``NonlinearConstraint`` as SciPy's SLSQP sees it
+    (``new_constraint_to_old``): the rows with ``lb == ub`` an equality ``fun - lb``, then one
+    inequality of the rows bounded above (``ub - fun``) followed by those bounded below
+    (``fun - lb``)."""
+    if isinstance(con, LinearConstraint):
+        a = con.A
+
+        def fun(x: Any) -> Any:
+            return fnp.asarray(device_put(a, device)) @ x
+
+        jac: Any = lambda x: a  # noqa: E731
+    else:
+        fun = con.fun
+        jac = con.jac if callable(con.jac) else None
+    m = numpy.atleast_1d(numpy.asarray(device_get(fun(device_put(x0, device))))).size
+    lb, ub = (numpy.broadcast_to(v, (m,)) for v in (con.lb, con.ub))
+    eq = lb == ub
+    above = numpy.logical_xor(ub != numpy.inf, eq)
+    below = numpy.logical_xor(lb != -numpy.inf, eq)
+
+    def vec(x: Any) -> Any:
+        return fnp.reshape(fnp.asarray(fun(x)), (-1,))
+
+    def jmat(x: Any) -> numpy.ndarray:
+        if jac is None:
+            return numpy.asarray(device_get(jacfwd(vec)(x)), dtype=float).reshape(m, -1)
+        return numpy.asarray(device_get(jac(x)), dtype=float).reshape(m, -1)
+
+    out = []
+    if eq.any():
+        rows, shift = numpy.flatnonzero(eq), lb[eq]
+        # (funcgrad's operations: the host bounds meet values on x's device)
+        out.append({"type": "eq", "fun": lambda x: fnp.subtract(vec(x)[rows], shift),
+                    "jac": lambda x: jmat(x)[rows]})
+    if above.any() or below.any():
+        up, lo = numpy.flatnonzero(above), numpy.flatnonzero(below)
+        out.append({"type": "ineq",
+                    "fun": lambda x: fnp.concatenate([fnp.subtract(ub[up], vec(x)[up]),
+                                                      fnp.subtract(vec(x)[lo], lb[lo])]),
+                    "jac": lambda x: numpy.concatenate([-jmat(x)[up], jmat(x)[lo]])})
+    return out
+
+
+def host_constraints(constraints: Any, device: str, x0: numpy.ndarray) -> list[_Constraint]:
+    """SciPy's ``constraints`` (a dict, a ``LinearConstraint``/``NonlinearConstraint``, or a
+    sequence of them) as evaluators."""
+    if isinstance(constraints, dict | LinearConstraint | NonlinearConstraint):
         constraints = [constraints]
-    return [_Constraint(c, device) for c in constraints]
+    specs: list[Any] = []
+    for c in constraints:
+        if isinstance(c, LinearConstraint | NonlinearConstraint):
+            specs.extend(_as_dicts(c, x0, device))
+        else:
+            specs.append(c)
+    return [_Constraint(c, device) for c in specs]
 
 
 def _qp(G: numpy.ndarray, a: numpy.ndarray, C: numpy.ndarray, b: numpy.ndarray, meq: int

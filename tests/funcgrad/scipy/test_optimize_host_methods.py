@@ -259,3 +259,23 @@ def test_trust_region_hessians_and_failures():
     assert res.status == 3 and res.message.startswith("A linalg error")
     with pytest.raises(ValueError, match="eta"):
         minimize(rosen, np.zeros(2), method="trust-ncg", options={"eta": 0.5})
+
+
+def test_slsqp_takes_linear_and_nonlinear_constraints():
+    from funcgrad.scipy.optimize import LinearConstraint, NonlinearConstraint
+    x0 = np.array([2.0, 0.0, 1.0])
+    want = so.minimize(lambda x: np.sum(x ** 2), x0, method="SLSQP", constraints=[
+        so.LinearConstraint(np.array([[1.0, 1.0, 0.0]]), 1.0, 1.0),
+        so.NonlinearConstraint(lambda x: x[2] ** 2, 0.25, np.inf),
+        so.LinearConstraint([[0.0, 1.0, 0.0]], -np.inf, 0.3)])
+    got = minimize(lambda x: fnp.sum(x ** 2), dev(x0), constraints=[
+        LinearConstraint(np.array([[1.0, 1.0, 0.0]]), 1.0, 1.0),
+        NonlinearConstraint(lambda x: x[2] ** 2, 0.25, np.inf),
+        LinearConstraint([[0.0, 1.0, 0.0]], -np.inf, 0.3)])
+    np.testing.assert_allclose(host(got.x), want.x, atol=1e-6)
+    np.testing.assert_allclose(got.multipliers, want.multipliers, atol=1e-6)  # [1.4, 1, 0.8]
+    # one vector constraint with an equality row and a row bounded above
+    got = minimize(lambda x: (x[0] - 1) ** 2 + (x[1] + 2) ** 2, np.zeros(2),
+                   constraints=NonlinearConstraint(lambda x: fnp.stack([x[0] + x[1], x[0] * x[1]]),
+                                                   [0.5, -np.inf], [0.5, 0.1]))
+    np.testing.assert_allclose(host(got.x), [1.75, -1.25], atol=1e-6)  # SciPy's
