@@ -29,6 +29,8 @@ from funcgrad_nn.optim._privacy import *  # noqa: F403
 from funcgrad_nn.optim._privacy import __all__ as _privacy_all
 from funcgrad_nn.optim._sam import *  # noqa: F403
 from funcgrad_nn.optim._sam import __all__ as _sam_all
+from funcgrad_nn.optim._sophia import *  # noqa: F403
+from funcgrad_nn.optim._sophia import __all__ as _sophia_all
 from funcgrad_nn.optim._transform import (
     EmptyState,
     GradientTransformation,
@@ -50,7 +52,7 @@ from funcgrad_nn.optim.tree import norm as _tree_norm
 __all__ = ["ReduceLROnPlateauState", "reduce_on_plateau", "scale_by_adopt", "adopt",
            "NormalizeState", "normalize", "SplitRealAndImaginaryArrays",
            "SplitRealAndImaginaryState", "split_real_and_imaginary",
-           *_adaptive_all, *_muon_all, *_privacy_all, *_sam_all]
+           *_adaptive_all, *_muon_all, *_privacy_all, *_sam_all, *_sophia_all]
 
 
 class ReduceLROnPlateauState(NamedTuple):
