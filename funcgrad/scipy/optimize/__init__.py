@@ -56,7 +56,11 @@ from funcgrad.scipy.optimize._slsqp import (
     minimize_slsqp,
 )
 from funcgrad.scipy.optimize._tnc import minimize_tnc
-from funcgrad.scipy.optimize._trust import minimize_dogleg, minimize_trust_ncg
+from funcgrad.scipy.optimize._trust import (
+    minimize_dogleg,
+    minimize_trust_exact,
+    minimize_trust_ncg,
+)
 from funcgrad.scipy.optimize._zeros import RootResults, bisect, brentq, root_scalar
 
 __all__ = ["minimize", "OptimizeResults", "line_search", "LineSearchResults", "brentq",
@@ -98,7 +102,7 @@ def minimize(fun: Callable[..., Any], x0: Any, args: tuple = (), *, method: str 
     ``"SLSQP"`` with ``constraints``, as SciPy) is ``"BFGS"`` or JAX's ``"l-bfgs-experimental-do-not-rely-on-this"``: these are
     ``jax.scipy.optimize.minimize`` (pure functions: ``jit`` and ``vmap`` work) and return the
     NamedTuple :class:`OptimizeResults`. SciPy's ``"Nelder-Mead"``, ``"Powell"``, ``"L-BFGS-B"`` (with
-    ``bounds``), ``"CG"``, ``"Newton-CG"``, ``"trust-ncg"``, ``"dogleg"``, ``"TNC"`` (``bounds``) and
+    ``bounds``), ``"CG"``, ``"Newton-CG"``, ``"trust-ncg"``, ``"trust-exact"``, ``"dogleg"``, ``"TNC"`` (``bounds``) and
     ``"SLSQP"`` (``constraints``: SciPy's dicts
     ``{"type": "eq"/"ineq", "fun", "jac", "args"}``, with ``bounds``) iterate on the host (they branch on the values:
     a traced ``x0`` or ``fun`` raises ``TypeError``) and return SciPy's :class:`OptimizeResult`
@@ -107,7 +111,7 @@ def minimize(fun: Callable[..., Any], x0: Any, args: tuple = (), *, method: str 
 
     ``jac``: ``None`` (``funcgrad.grad`` of ``fun``), a callable ``jac(x, *args)``, or
     ``True`` (``fun`` returns ``(f, g)``); ``hess``/``hessp`` for Newton-CG, TNC,
-    trust-ncg and dogleg (default: forward-over-reverse Hessian-vector products); ``bounds``:
+    trust-ncg, trust-exact and dogleg (default: forward-over-reverse Hessian-vector products); ``bounds``:
     a :class:`Bounds` or ``(min, max)`` pairs (``None`` for no bound) for L-BFGS-B, TNC,
     SLSQP, Nelder-Mead and Powell;
     ``callback``
@@ -151,7 +155,7 @@ def minimize(fun: Callable[..., Any], x0: Any, args: tuple = (), *, method: str 
         raise ValueError(f"minimize: method {method!r} not recognized (funcgrad supports "
                          "'BFGS', 'l-bfgs-experimental-do-not-rely-on-this', 'Nelder-Mead', "
                          "'Powell', 'L-BFGS-B', 'CG', 'Newton-CG', 'TNC', 'SLSQP', "
-                         "'trust-ncg' and 'dogleg')")
+                         "'trust-ncg', 'trust-exact' and 'dogleg')")
     if bounds is not None:
         raise ValueError(f"minimize: method {method!r} cannot handle bounds; use 'L-BFGS-B', "
                          "'Nelder-Mead' or 'Powell'")
@@ -233,7 +237,7 @@ def _minimize_host(name: str, fun: Callable[..., Any], x0: Any, args: tuple, jac
     elif bounds is not None:
         raise ValueError(f"minimize: method {name!r} cannot handle bounds; use 'L-BFGS-B', "
                          "'Nelder-Mead' or 'Powell'")
-    if name not in ("newton-cg", "tnc", "trust-ncg", "dogleg") and (
+    if name not in ("newton-cg", "tnc", "trust-ncg", "trust-exact", "dogleg") and (
             hess is not None or hessp is not None):
         raise ValueError(f"minimize: method {name!r} does not use hess/hessp")
     obj = Objective("minimize", fun, args, device, numpy.float64, jac=jac, hess=hess,
@@ -278,6 +282,9 @@ _HOST_METHODS: dict[str, tuple[Callable[..., Any], set[str], tuple[str, ...]]] =
     "trust-ncg": (minimize_trust_ncg,
                   {"initial_trust_radius", "max_trust_radius", "eta", "gtol", "maxiter",
                    "disp", "return_all"}, ("gtol",)),
+    "trust-exact": (minimize_trust_exact,
+                    {"initial_trust_radius", "max_trust_radius", "eta", "gtol", "maxiter",
+                     "disp", "return_all"}, ("gtol",)),
     "dogleg": (minimize_dogleg,
                {"initial_trust_radius", "max_trust_radius", "eta", "gtol", "maxiter", "disp",
                 "return_all"}, ("gtol",)),

@@ -1,12 +1,13 @@
-"""``scipy.optimize.minimize`` with ``method="trust-ncg"`` and ``"dogleg"``: SciPy's
-trust-region methods, step for step, on the host.
+"""``scipy.optimize.minimize`` with ``method="trust-ncg"``, ``"trust-exact"`` and
+``"dogleg"``: SciPy's trust-region methods, step for step, on the host.
 
 The driver is SciPy's (``_minimize_trust_region``): a quadratic model at ``x``, its
 subproblem solved within the trust radius, the step taken when the actual reduction is more
 than ``eta`` times the predicted one, the radius quartered below a ratio of 1/4 and doubled
 (up to ``max_trust_radius``) above 3/4 when the step reached the boundary. ``trust-ncg``
 solves the subproblem by Steihaug's truncated conjugate gradients (Hessian-vector products),
-``dogleg`` along Powell's dogleg path (the Hessian must be positive definite). Derivatives
+``trust-exact`` nearly exactly (Moré and Sorensen's iteration on the Lagrange multiplier with
+Cholesky factorizations), ``dogleg`` along Powell's dogleg path (the Hessian must be positive definite). Derivatives
 are exact: ``jac``/``hess``/``hessp`` when given, else ``funcgrad.grad`` and
 forward-over-reverse products (SciPy requires them).
 
@@ -28,7 +29,7 @@ import numpy
 from funcgrad.scipy.optimize._objective import STATUS_MESSAGES, Objective, call_callback
 from funcgrad.scipy.optimize._scalar import OptimizeResult
 
-__all__ = ["minimize_trust_ncg", "minimize_dogleg"]
+__all__ = ["minimize_trust_ncg", "minimize_trust_exact", "minimize_dogleg"]
 
 _MESSAGES = {
     0: STATUS_MESSAGES["success"],
@@ -187,3 +188,167 @@ def minimize_dogleg(obj: Objective, x0: numpy.ndarray, callback: Any = None,
     else built from exact Hessian-vector products."""
     return _trust_region(obj, x0, _dogleg_step, True, callback, initial_trust_radius,
                          max_trust_radius, eta, gtol, maxiter)
+
+
+def _cholesky_upper(a: numpy.ndarray) -> tuple[numpy.ndarray, int]:
+    """LAPACK ``potrf``'s upper factor ``U`` (``a = U'U``) and ``info``: 0, or the order
+    ``k`` of the first leading minor that is not positive definite (``U`` computed up to
+    it), as ``trust-exact`` needs."""
+    n = a.shape[0]
+    u = numpy.zeros_like(a)
+    for j in range(n):
+        d = a[j, j] - u[:j, j] @ u[:j, j]
+        if not d > 0:
+            return u, j + 1
+        u[j, j] = math.sqrt(d)
+        u[j, j + 1:] = (a[j, j + 1:] - u[:j, j] @ u[:j, j + 1:]) / u[j, j]
+    return u, 0
+
+
+def _smallest_singular(u: numpy.ndarray) -> tuple[float, numpy.ndarray]:
+    """Cline, Moler, Stewart and Wilkinson's estimate of the smallest singular value of the
+    upper triangular ``u`` and its vector (SciPy's ``estimate_smallest_singular_value``)."""
+    n = u.shape[0]
+    p = numpy.zeros(n)
+    w = numpy.empty(n)
+    ut = u.T
+    for k in range(n):
+        wp = (1 - p[k]) / ut[k, k]
+        wm = (-1 - p[k]) / ut[k, k]
+        pp = p[k + 1:] + ut[k + 1:, k] * wp
+        pm = p[k + 1:] + ut[k + 1:, k] * wm
+        if abs(wp) + numpy.abs(pp).sum() >= abs(wm) + numpy.abs(pm).sum():
+            w[k], p[k + 1:] = wp, pp
+        else:
+            w[k], p[k + 1:] = wm, pm
+    v = _solve_upper(u, w)
+    vn = numpy.linalg.norm(v)
+    return float(numpy.linalg.norm(w) / vn), v / vn
+
+
+def _solve_upper(u: numpy.ndarray, b: numpy.ndarray) -> numpy.ndarray:
+    x = numpy.zeros_like(b)
+    for i in range(b.size - 1, -1, -1):
+        x[i] = (b[i] - u[i, i + 1:] @ x[i + 1:]) / u[i, i]
+    return x
+
+
+def _solve_lower_t(u: numpy.ndarray, b: numpy.ndarray) -> numpy.ndarray:
+    """``u' x = b`` for upper triangular ``u``."""
+    x = numpy.zeros_like(b)
+    for i in range(b.size):
+        x[i] = (b[i] - u[:i, i] @ x[:i]) / u[i, i]
+    return x
+
+
+class _ExactState:
+    """What SciPy's ``IterativeSubproblem`` keeps between solves of one model (the
+    trust radius shrinks on rejected steps): the previous radius and lower bound."""
+
+    def __init__(self) -> None:
+        self.model: _Model | None = None
+        self.previous_radius = -1.0
+        self.lambda_lb = 0.0
+
+
+def _exact_step(state: _ExactState, m: _Model, radius: float, k_easy: float = 0.1,
+                k_hard: float = 0.2) -> tuple[numpy.ndarray, bool]:
+    """Moré and Sorensen's nearly exact subproblem solution (SciPy's
+    ``IterativeSubproblem.solve``, step for step)."""
+    if state.model is not m:
+        state.model, state.previous_radius, state.lambda_lb = m, -1.0, 0.0
+    h = m.hess()
+    n = h.shape[0]
+    diag = numpy.diag(h)
+    row = numpy.abs(h).sum(axis=1)
+    g_lb = float(numpy.min(diag + numpy.abs(diag) - row))
+    g_ub = float(numpy.max(diag - numpy.abs(diag) + row))
+    h_inf = float(numpy.linalg.norm(h, numpy.inf))
+    h_fro = float(numpy.linalg.norm(h, "fro"))
+    close_to_zero = n * float(numpy.finfo(float).eps) * h_inf
+    update = 0.01
+    lambda_ub = max(0.0, m.jac_mag / radius + min(-g_lb, h_fro, h_inf))
+    lambda_lb = max(0.0, -float(numpy.min(diag)),
+                    m.jac_mag / radius - min(g_ub, h_fro, h_inf))
+    if radius < state.previous_radius:
+        lambda_lb = max(state.lambda_lb, lambda_lb)
+    lam = 0.0 if lambda_lb == 0 else max(math.sqrt(lambda_lb * lambda_ub),
+                                         lambda_lb + update * (lambda_ub - lambda_lb))
+    hits = True
+    factored = False
+    eye = numpy.eye(n)
+    while True:
+        if factored:
+            factored = False
+        else:
+            hl = h + lam * eye
+            u, info = _cholesky_upper(hl)
+        if info == 0 and m.jac_mag > close_to_zero:
+            p = _solve_upper(u, _solve_lower_t(u, -m.jac))
+            p_norm = float(numpy.linalg.norm(p))
+            if p_norm <= radius and lam == 0:
+                hits = False
+                break
+            w = _solve_lower_t(u, p)
+            w_norm = float(numpy.linalg.norm(w))
+            lam_new = lam + (p_norm / w_norm) ** 2 * (p_norm - radius) / radius
+            if p_norm < radius:
+                s_min, z_min = _smallest_singular(u)
+                ta, tb = _boundaries(p, z_min, radius)
+                step = min((ta, tb), key=abs)
+                quad = p @ (hl @ p)
+                if step ** 2 * s_min ** 2 / (quad + lam * radius ** 2) <= k_hard:
+                    p = p + step * z_min
+                    break
+                lambda_ub = lam
+                lambda_lb = max(lambda_lb, lam - s_min ** 2)
+                hl = h + lam_new * eye
+                u2, info2 = _cholesky_upper(hl)
+                if info2 == 0:
+                    lam, u, info, factored = lam_new, u2, 0, True
+                else:
+                    lambda_lb = max(lambda_lb, lam_new)
+                    lam = max(math.sqrt(lambda_lb * lambda_ub),
+                              lambda_lb + update * (lambda_ub - lambda_lb))
+            else:
+                if abs(p_norm - radius) / radius <= k_easy:
+                    break
+                lambda_lb = lam
+                lam = lam_new
+        elif info == 0:
+            if lam == 0:
+                p = numpy.zeros(n)
+                hits = False
+                break
+            s_min, z_min = _smallest_singular(u)
+            if radius ** 2 * s_min ** 2 <= k_hard * lam * radius ** 2:
+                p = radius * z_min
+                break
+            lambda_ub = lam
+            lambda_lb = max(lambda_lb, lam - s_min ** 2)
+            lam = max(math.sqrt(lambda_lb * lambda_ub),
+                      lambda_lb + update * (lambda_ub - lambda_lb))
+        else:
+            # The leading minor of order info is singular: a lower bound on lambda from it.
+            k = info
+            delta = float(u[:k - 1, k - 1] @ u[:k - 1, k - 1] - hl[k - 1, k - 1])
+            v = numpy.zeros(n)
+            v[k - 1] = 1.0
+            if k != 1:
+                v[:k - 1] = _solve_upper(u[:k - 1, :k - 1], -u[:k - 1, k - 1])
+            lambda_lb = max(lambda_lb, lam + delta / float(v @ v))
+            lam = max(math.sqrt(lambda_lb * lambda_ub),
+                      lambda_lb + update * (lambda_ub - lambda_lb))
+    state.lambda_lb, state.previous_radius = lambda_lb, radius
+    return p, hits
+
+
+def minimize_trust_exact(obj: Objective, x0: numpy.ndarray, callback: Any = None,
+                         initial_trust_radius: float = 1.0, max_trust_radius: float = 1000.0,
+                         eta: float = 0.15, gtol: float = 1e-4, maxiter: int | None = None,
+                         disp: Any = False, return_all: Any = False) -> OptimizeResult:
+    """SciPy's ``trust-exact`` on ``obj`` from ``x0`` (host arrays); the Hessian from
+    ``hess``, else built from exact Hessian-vector products."""
+    state = _ExactState()
+    return _trust_region(obj, x0, lambda m, r: _exact_step(state, m, r), True, callback,
+                         initial_trust_radius, max_trust_radius, eta, gtol, maxiter)

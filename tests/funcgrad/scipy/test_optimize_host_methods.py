@@ -236,7 +236,7 @@ def test_tnc_options_and_limits():
         minimize(quad, np.zeros(4), method="TNC", options={"gamma": 1})
 
 
-@pytest.mark.parametrize("method", ["trust-ncg", "dogleg"])
+@pytest.mark.parametrize("method", ["trust-ncg", "dogleg", "trust-exact"])
 @pytest.mark.parametrize("x0", [[-1.2, 1.0], [1.3, 0.7, 0.8, 1.9, 1.2], [0.0, 0.0, 0.0]])
 def test_trust_region_methods_step_for_step(method, x0):
     x0 = np.array(x0)
@@ -279,3 +279,23 @@ def test_slsqp_takes_linear_and_nonlinear_constraints():
                    constraints=NonlinearConstraint(lambda x: fnp.stack([x[0] + x[1], x[0] * x[1]]),
                                                    [0.5, -np.inf], [0.5, 0.1]))
     np.testing.assert_allclose(host(got.x), [1.75, -1.25], atol=1e-6)  # SciPy's
+
+
+@pytest.mark.parametrize("case", ["indefinite", "hard_case", "three"])
+def test_trust_exact_indefinite_hessians_step_for_step(case):
+    # Moré-Sorensen's branches: an indefinite Hessian (a singular leading minor), the hard
+    # case (zero gradient along the negative curvature), as SciPy's IterativeSubproblem
+    f, x0 = {
+        "indefinite": (lambda x: x[0] ** 2 - x[1] ** 2 + x[1] ** 4 + 0.1 * x[0] * x[1],
+                       [0.3, 0.01]),
+        "hard_case": (lambda x: x[0] ** 2 - x[1] ** 2 + x[1] ** 4, [0.5, 0.0]),
+        "three": (lambda x: (x[0] ** 2 - 1) ** 2 + (x[1] ** 2 - 1) ** 2 + 0.5 * x[0] * x[1]
+                  - x[2] ** 2 + x[2] ** 4, [0.1, -0.2, 0.05]),
+    }[case]
+    x0 = np.array(x0)
+    want = so.minimize(f, x0, method="trust-exact",
+                       jac=lambda x: host(funcgrad.grad(f)(x)),
+                       hess=lambda x: host(funcgrad.hessian(f)(x)))
+    got = minimize(f, dev(x0), method="trust-exact")
+    assert (got.status, got.nit) == (want.status, want.nit)
+    np.testing.assert_allclose(host(got.x), want.x, rtol=1e-12, atol=1e-14)
