@@ -23,6 +23,8 @@ import funcgrad.numpy as fnp
 from funcgrad import tree_util
 from funcgrad_nn.optim._contrib_adaptive import *  # noqa: F403
 from funcgrad_nn.optim._contrib_adaptive import __all__ as _adaptive_all
+from funcgrad_nn.optim._momo import *  # noqa: F403
+from funcgrad_nn.optim._momo import __all__ as _momo_all
 from funcgrad_nn.optim._muon import *  # noqa: F403
 from funcgrad_nn.optim._muon import __all__ as _muon_all
 from funcgrad_nn.optim._privacy import *  # noqa: F403
@@ -52,7 +54,7 @@ from funcgrad_nn.optim.tree import norm as _tree_norm
 __all__ = ["ReduceLROnPlateauState", "reduce_on_plateau", "scale_by_adopt", "adopt",
            "NormalizeState", "normalize", "SplitRealAndImaginaryArrays",
            "SplitRealAndImaginaryState", "split_real_and_imaginary",
-           *_adaptive_all, *_muon_all, *_privacy_all, *_sam_all, *_sophia_all]
+           *_adaptive_all, *_momo_all, *_muon_all, *_privacy_all, *_sam_all, *_sophia_all]
 
 
 class ReduceLROnPlateauState(NamedTuple):
