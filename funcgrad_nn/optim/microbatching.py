@@ -16,6 +16,7 @@ counterpart here: funcgrad arrays carry no named sharding.)
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import enum
 import functools
@@ -28,7 +29,11 @@ import funcgrad
 import funcgrad.numpy as fnp
 from funcgrad import lax, tree_util
 
-__all__ = ["Accumulator", "AccumulationType", "microbatch", "reshape_batch_axis"]
+__all__ = ["Accumulator", "AccumulationType", "microbatch", "micro_grad", "micro_vmap",
+           "reshape_batch_axis", "IndividualOutputs"]
+
+#: micro_grad's auxiliary output, per example (optax's namedtuple, named ``Aux``).
+IndividualOutputs = collections.namedtuple("Aux", ["values", "metrics", "aux"])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -222,3 +227,89 @@ def microbatch(fun: Callable[..., Any], argnums: int | Sequence[int], microbatch
         return acc.finalize(out)
 
     return microbatched
+
+
+def micro_vmap(fun: Callable[..., Any], in_axes: int | Sequence[int | None] = 0, out_axes: Any = 0,
+               *, microbatch_size: int | None = None, vmap_fn: Callable[..., Any] | None = None,
+               accumulator: Any = AccumulationType.CONCAT,
+               num_real_microbatches: Any = None) -> Callable[..., Any]:
+    """``vmap`` of ``fun`` evaluated a microbatch at a time (optax's ``micro_vmap``): with
+    the default CONCAT accumulator the result is ``vmap(fun)``'s; MEAN or SUM reduce over
+    the batch axis without materializing it (per microbatch, then across). Keyword
+    arguments are batched along axis 0 too; ``out_axes`` must be 0.
+
+    >>> import numpy as np
+    >>> micro_vmap(lambda x: x ** 2, microbatch_size=2)(np.arange(6))
+    array([ 0,  1,  4,  9, 16, 25])
+    """
+    if out_axes != 0:
+        raise ValueError(f"micro_vmap: out_axes must be 0 (as optax's), got {out_axes!r}")
+    vmap_fn = funcgrad.vmap if vmap_fn is None else vmap_fn
+    axes = (in_axes,) if isinstance(in_axes, int) else tuple(in_axes)
+
+    def vmap_reduce(*args: Any, kwargs: Any) -> Any:
+        out = vmap_fn(fun, axes if len(axes) > 1 else axes[0], out_axes)(*args, **kwargs)
+        n = tree_util.tree_leaves(out)[0].shape[0]
+        return _canonicalize(accumulator, n).aggregate(out)
+
+    inner = microbatch(vmap_reduce, argnums=tuple(i for i, a in enumerate(axes) if a is not None),
+                       argnames="kwargs", microbatch_size=microbatch_size,
+                       accumulator=accumulator,
+                       in_axes=tuple(a for a in axes if a is not None) + (0,),
+                       num_real_microbatches=num_real_microbatches)
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        return inner(*args, kwargs=kwargs)
+
+    return wrapped
+
+
+def micro_grad(fun: Callable[..., Any], has_aux: bool = False, argnums: int | Sequence[int] = 0,
+               *, batch_argnums: int | Sequence[int] = 1, keep_batch_dim: bool = True,
+               microbatch_size: int | None = None, accumulator: Any = AccumulationType.SUM,
+               transform_fn: Callable[[Any], Any] = lambda x: x,
+               metrics_fn: Callable[[Any], Any] = lambda x: None,
+               num_real_microbatches: Any = None) -> Callable[..., Any]:
+    """Per-example gradients, transformed and combined (optax's ``micro_grad``, e.g. for
+    clipping each example's gradient): returns ``(accumulate(transform_fn(g_i)),
+    Aux(values, metrics, aux))`` with the per-example losses, ``metrics_fn(g_i)`` and
+    ``fun``'s aux. ``batch_argnums`` have the batch axis 0; with ``keep_batch_dim`` each
+    example is passed with a batch axis of 1.
+
+    >>> import numpy as np
+    >>> import funcgrad.numpy as fnp
+    >>> def mse(params, features, targets):
+    ...     return 0.5 * fnp.mean((features @ params - targets) ** 2)
+    >>> (g, g2), aux = micro_grad(mse, argnums=0, batch_argnums=(1, 2),
+    ...                           accumulator=AccumulationType.MEAN,
+    ...                           transform_fn=lambda x: (x, x ** 2),
+    ...                           metrics_fn=fnp.linalg.norm)(
+    ...     np.zeros(1), np.ones((4, 1)), np.array([0.0, 2.0, 4.0, 6.0]))
+    >>> g, g2, aux.values, aux.metrics
+    (array([-3.]), array([14.]), array([ 0.,  2.,  8., 18.]), array([0., 2., 4., 6.]))
+    """
+    batch_argnums = (batch_argnums,) if isinstance(batch_argnums, int) else tuple(batch_argnums)
+    f = fun if has_aux else (lambda *a, **k: (fun(*a, **k), None))
+    value_and_grad = funcgrad.value_and_grad(f, argnums, has_aux=True)
+
+    def grad_fn(*args: Any, **kwargs: Any) -> Any:
+        (value, aux), grad = value_and_grad(*args, **kwargs)
+        return transform_fn(grad), IndividualOutputs(value, metrics_fn(grad), aux)
+
+    in_axes: list[int | None] = [None] * (max(batch_argnums) + 1)
+    for i in batch_argnums:
+        in_axes[i] = 0
+    micro = micro_vmap(grad_fn, in_axes=tuple(in_axes),
+                       accumulator=(accumulator, AccumulationType.CONCAT),
+                       microbatch_size=microbatch_size,
+                       num_real_microbatches=num_real_microbatches)
+    if not keep_batch_dim:
+        return micro
+
+    def with_batch_axis(*args: Any, **kwargs: Any) -> Any:
+        args = list(args)
+        for i in batch_argnums:
+            args[i] = tree_util.tree_map(lambda x: fnp.expand_dims(x, axis=1), args[i])
+        return micro(*args, **kwargs)
+
+    return with_batch_axis

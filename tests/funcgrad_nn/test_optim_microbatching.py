@@ -66,3 +66,45 @@ def test_early_stop_reshape_and_errors():
         finalize=lambda c: c, aggregate=lambda v: fnp.max(v, axis=0))
     m = optim.microbatch(lambda x: fnp.max(x, axis=0), 0, 3, accumulator=custom)(dev(X))
     assert_allclose(host(m), X.max(axis=0), rtol=0)
+
+
+# optax's micro_grad / micro_vmap on the same calls
+MG = [2.138144538660862, 2.5926406573272445, 3.0471367759936276, 3.50163289466001]
+MG_VALUES = [0.6173469387755101, 0.8915954113065936, 3.5209402283213747, 13.28306744871133,
+             30.719492267912855, 45.49014931013004]
+MG_METRICS = [0.8399639031533336, 3.028315647212743, 10.256562353511992, 28.211694647540234,
+              55.53816521153632, 82.97466385909057]
+MG_AUX = [0.7857142857142856, 0.9442433009063891, 1.8764168588886039, 3.6445942776544182,
+          5.542516781022215, 6.744638560377424]
+MV = [0.743645989239444, -1.5420682964748416, 0.45793170352515833, 3.7436459892394436]
+
+
+@pytest.mark.parametrize("jitted", [False, True])
+def test_micro_grad_and_micro_vmap_match_optax(jitted):
+    M = optim.microbatching
+    J = funcgrad.jit if jitted else (lambda f: f)
+    w, x, y = dev(W), dev(X), dev(Y)
+
+    def loss_aux(w, x, y):
+        r = x @ w - y
+        return fnp.mean(r ** 2), fnp.sum(r)
+
+    clip = lambda g: g * fnp.minimum(1.0, 1.0 / fnp.linalg.norm(g))  # noqa: E731
+    g, aux = J(M.micro_grad(loss_aux, has_aux=True, batch_argnums=(1, 2), microbatch_size=2,
+                            transform_fn=clip, metrics_fn=fnp.linalg.norm))(w, x, y)
+    assert_allclose(host(g), np.array(MG), rtol=1e-13)
+    assert_allclose(host(aux.values), np.array(MG_VALUES), rtol=1e-13)
+    assert_allclose(host(aux.metrics), np.array(MG_METRICS), rtol=1e-13)
+    assert_allclose(host(aux.aux), np.array(MG_AUX), rtol=1e-13)
+    g, aux = J(M.micro_grad(lambda w, xi, yi: (xi @ w - yi) ** 2, batch_argnums=(1, 2),
+                            keep_batch_dim=False, accumulator=A.MEAN, microbatch_size=3))(w, x, y)
+    assert_allclose(host(g), np.array(GRAD), rtol=1e-13)
+    v = J(M.micro_vmap(lambda a, b, *, c: a * b + c, in_axes=(0, None), microbatch_size=2,
+                       accumulator=A.MEAN))(x, w, c=dev(Y[:, None] * np.ones((6, 4))))
+    assert_allclose(host(v), np.array(MV), rtol=1e-13)
+    s, twice = M.micro_vmap(lambda a: (a.sum(), a * 2), microbatch_size=3,
+                            accumulator=(A.SUM, A.CONCAT))(x)
+    assert_allclose(float(host(s)), 39.42857142857143, rtol=1e-14)
+    assert_allclose(host(twice), 2 * X, rtol=1e-15)
+    with pytest.raises(ValueError, match="out_axes must be 0"):
+        M.micro_vmap(lambda a: a, out_axes=1)
