@@ -20,6 +20,7 @@ import funcgrad.numpy as fnp
 import funcgrad.random as _random
 from funcgrad.scipy import linalg as _linalg
 from funcgrad.scipy import special as _special
+from funcgrad.scipy._device import colocated
 from funcgrad.tree_util import register_pytree_node
 
 __all__ = ["gaussian_kde"]
@@ -58,7 +59,8 @@ class gaussian_kde:  # noqa: N801 - SciPy's name
             dataset = dataset.astype(numpy.float64)
         n = dataset.shape[1]
         if weights is not None:
-            weights = fnp.atleast_1d(fnp.asarray(weights))
+            # (on one device: NumPy weights follow a device dataset, and back)
+            weights, dataset = colocated(fnp.atleast_1d(fnp.asarray(weights)), dataset)
             dt = numpy.result_type(dataset.dtype, weights.dtype)
             if dt.kind != "f":
                 dt = numpy.dtype(numpy.float64)
@@ -69,7 +71,8 @@ class gaussian_kde:  # noqa: N801 - SciPy's name
                 raise ValueError(f"gaussian_kde: `weights` input should be of length n = {n}")
             weights = weights / fnp.sum(weights)
         else:
-            weights = fnp.full((n,), 1.0 / n, dtype=dataset.dtype)
+            # (full_like: on the dataset's device, not the default one)
+            weights = fnp.full_like(dataset[0], 1.0 / n)
         self.dataset = dataset
         self.weights = weights
         self.neff = 1.0 / fnp.sum(weights * weights)
@@ -117,7 +120,8 @@ class gaussian_kde:  # noqa: N801 - SciPy's name
         self.inv_cov = fnp.linalg.inv(data_cov) / self.factor ** 2
 
     def _points(self, points: Any) -> Any:
-        points = fnp.atleast_2d(fnp.asarray(points))
+        # NumPy points follow a device dataset (uncommitted): the formulas' operators meet both
+        points = colocated(fnp.atleast_2d(fnp.asarray(points)), self.dataset)[0]
         if points.dtype.kind == "c":
             raise TypeError("gaussian_kde: complex points are not supported")
         d, m = points.shape

@@ -89,3 +89,14 @@ def test_errors():
         gaussian_kde(dev(DATA[1][0]))(dev(np.zeros((3, 2))))
     with pytest.raises(ValueError, match="1D"):
         gaussian_kde(dev(DATA[1][0])).integrate_box_1d(0.0, 1.0)
+
+
+def test_numpy_points_and_weights_beside_a_device_dataset():
+    # NumPy points/weights follow the dataset to its device (they met it as host arrays in
+    # the formulas' operators); values: scipy.stats.gaussian_kde's
+    y = np.linspace(0.0, 1.0, 8) ** 2
+    data = funcgrad.device_put(y, "strict")
+    assert_allclose(gaussian_kde(data)(np.array([0.3, 0.6])),
+                    np.array([0.91392488, 0.61835663]), rtol=1e-7)
+    assert_allclose(gaussian_kde(data, weights=np.arange(1.0, 9.0))(np.array([0.3, 0.6])),
+                    np.array([0.79683597, 0.80500553]), rtol=1e-7)
