@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Iterable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -34,7 +34,20 @@ from funcgrad_nn.optim._transform import (
 )
 
 __all__ = ["inject_hyperparams", "inject_stateful_hyperparams", "InjectStatefulHyperparamsState", "InjectHyperparamsState",
-           "WrappedScheduleState"]
+           "WrappedScheduleState", "StatefulSchedule", "WrappedSchedule"]
+
+
+@runtime_checkable
+class StatefulSchedule(Protocol):
+    """A schedule with its own state (optax's): ``init() -> state``, ``update(state,
+    **extra_args) -> state`` and ``schedule(state, **extra_args) -> value``; the extra
+    arguments are those given to the transformation's ``update`` (e.g. ``value=loss``)."""
+
+    def init(self) -> Any: ...
+
+    def update(self, state: Any, **extra_args: Any) -> Any: ...
+
+    def __call__(self, state: Any, **extra_args: Any) -> Any: ...
 
 
 class WrappedScheduleState(NamedTuple):
@@ -54,6 +67,29 @@ class InjectStatefulHyperparamsState(NamedTuple):
 
 
 InjectHyperparamsState = InjectStatefulHyperparamsState  # the name most code imports
+
+
+class WrappedSchedule:
+    """A step-count schedule as a :class:`StatefulSchedule` (optax's): its state is the
+    count.
+
+    >>> sched = WrappedSchedule(lambda count: 0.1 * count)
+    >>> s = sched.update(sched.init())
+    >>> float(sched(s))
+    0.1
+    """
+
+    def __init__(self, schedule_fn: Callable[[Any], Any]) -> None:
+        self.schedule_fn = schedule_fn
+
+    def init(self) -> WrappedScheduleState:
+        return WrappedScheduleState(fnp.zeros((), dtype=fnp.int32))
+
+    def update(self, state: WrappedScheduleState, **extra_args: Any) -> WrappedScheduleState:
+        return WrappedScheduleState(_increment(state.count))
+
+    def __call__(self, state: WrappedScheduleState, **extra_args: Any) -> Any:
+        return self.schedule_fn(state.count)
 
 
 def _highest_float(params: Any) -> Any:
@@ -114,8 +150,10 @@ def inject_hyperparams(
         for name, value in bound.arguments.items():
             if name in static or isinstance(value, bool):
                 other[name] = value
-            elif callable(value):
+            elif isinstance(value, StatefulSchedule):
                 scheduled[name] = value
+            elif callable(value):
+                scheduled[name] = WrappedSchedule(value)
             elif isinstance(value, int | float | np.generic) or is_array(value):
                 numeric[name] = value
             else:
@@ -130,8 +168,10 @@ def inject_hyperparams(
             hparams = {k: _convert_floats(v, dtype, params) for k, v in numeric.items()}
             hparams = {k: v if hasattr(v, "dtype") else fnp.asarray(v)
                        for k, v in hparams.items()}
-            states = {k: WrappedScheduleState(count) for k in scheduled}
-            hparams.update({k: _convert_floats(f(count), dtype, params)
+            # a wrapped schedule's count starts on the parameters' device, as the count
+            states = {k: WrappedScheduleState(count) if isinstance(f, WrappedSchedule)
+                      else f.init() for k, f in scheduled.items()}
+            hparams.update({k: _convert_floats(f(states[k]), dtype, params)
                             for k, f in scheduled.items()})
             return InjectStatefulHyperparamsState(
                 count, hparams, states, inner_factory(**other, **hparams).init(params))
@@ -141,11 +181,11 @@ def inject_hyperparams(
             like = params if params is not None else updates
             dtype = dtype_for(like)
             hparams = {k: _convert_floats(v, dtype, like) for k, v in state.hyperparams.items()}
-            hparams.update({k: _convert_floats(f(state.hyperparams_states[k].count), dtype,
-                                               like)
+            hparams.update({k: _convert_floats(f(state.hyperparams_states[k], **extra_args),
+                                               dtype, like)
                             for k, f in scheduled.items()})
-            states = {k: WrappedScheduleState(_increment(state.hyperparams_states[k].count))
-                      for k in scheduled}
+            states = {k: f.update(state.hyperparams_states[k], **extra_args)
+                      for k, f in scheduled.items()}
             updates, inner_state = _call_update(inner_factory(**other, **hparams), updates,
                                                 state.inner_state, params, extra_args)
             return updates, InjectStatefulHyperparamsState(_increment(state.count), hparams, states,

@@ -10,7 +10,10 @@ renaming the module.
 from funcgrad_nn.optim._inject import (
     InjectHyperparamsState,
     InjectStatefulHyperparamsState,
+    StatefulSchedule,
+    WrappedSchedule,
     inject_hyperparams,
+    inject_stateful_hyperparams,
 )
 from funcgrad_nn.optim._schedules import (
     Schedule,
@@ -31,6 +34,7 @@ from funcgrad_nn.optim._schedules import (
 )
 
 __all__ = ["InjectHyperparamsState", "InjectStatefulHyperparamsState", "inject_hyperparams",
+           "inject_stateful_hyperparams", "StatefulSchedule", "WrappedSchedule",
            "Schedule", "constant_schedule", "cosine_decay_schedule", "cosine_onecycle_schedule",
            "exponential_decay", "join_schedules", "linear_onecycle_schedule", "linear_schedule",
            "piecewise_constant_schedule", "piecewise_interpolate_schedule",

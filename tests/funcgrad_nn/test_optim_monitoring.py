@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pytest
 
@@ -95,3 +97,50 @@ def test_transforms_module_has_optaxs_names():
               "TransformUpdateExtraArgsFn"):
         assert n in optim.__all__
     assert optim.dpsgd is optim.contrib.dpsgd
+
+
+class _PlateauState(NamedTuple):
+    best: object
+    lr: object
+
+
+class _Plateau:
+    """A stateful schedule: halve the learning rate when the loss does not improve."""
+
+    def init(self):
+        return _PlateauState(fnp.asarray(np.inf), fnp.asarray(0.1))
+
+    def update(self, state, *, value, **kw):
+        better = value < state.best
+        return _PlateauState(fnp.where(better, value, state.best),
+                             fnp.where(better, state.lr, state.lr / 2))
+
+    def __call__(self, state, **kw):
+        return state.lr
+
+
+# optax 0.2.8: inject_hyperparams(sgd)(learning_rate=Plateau(), momentum=lambda c: 0.5 + 0.01 c)
+OPTAX_PLATEAU = [([0.8, -1.6], 0.1, 0.5), ([0.538, -1.076], 0.1, 0.51),
+                 ([0.29416, -0.58832], 0.1, 0.52),
+                 ([0.20012639999999998, -0.40025279999999996], 0.05, 0.53),
+                 ([0.129335616, -0.258671232], 0.05, 0.54),
+                 ([0.10340136959999999, -0.20680273919999997], 0.025, 0.55)]
+
+
+@pytest.mark.parametrize("jitted", [False, True])
+def test_inject_hyperparams_takes_stateful_schedules_as_optax(jitted):
+    assert isinstance(_Plateau(), optim.schedules.StatefulSchedule)
+    assert not isinstance(lambda c: c, optim.schedules.StatefulSchedule)
+    tx = optim.inject_hyperparams(optim.sgd)(learning_rate=_Plateau(),
+                                             momentum=lambda c: 0.5 + 0.01 * c)
+    p = dev(np.array([1.0, -2.0]))
+    s = tx.init(p)
+    update = funcgrad.jit(tx.update) if jitted else tx.update
+    for loss, (want, lr, mom) in zip([3.0, 2.0, 2.5, 1.0, 1.5, 1.6], OPTAX_PLATEAU):
+        u, s = update(2 * p, s, p, value=dev(np.asarray(loss)))
+        p = optim.apply_updates(p, u)
+        assert_allclose(host(p), np.array(want), rtol=1e-14)
+        assert float(host(s.hyperparams["learning_rate"])) == lr
+        assert_allclose(float(host(s.hyperparams["momentum"])), mom, rtol=1e-14)
+    w = optim.schedules.WrappedSchedule(lambda c: 2 * c)
+    assert float(host(w(w.update(w.update(w.init()))))) == 4
