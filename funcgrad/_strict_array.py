@@ -807,6 +807,11 @@ class _StrictUfunc:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         _cupy_scalar_check(args, self.__qualname__)
+        for a in args:
+            if type(a) in (list, tuple):  # CuPy's ufuncs: "Unsupported type <class 'list'>"
+                raise TypeError(
+                    f"strict backend (as CuPy): {self.__qualname__} takes arrays and scalars, "
+                    f"not a {type(a).__name__}; convert it with xp.asarray")
         return self._call(*args, **kwargs)
 
     def __getattr__(self, name: str) -> Any:

@@ -873,3 +873,12 @@ def test_indexed_updates_take_the_gpu_paths_on_the_strict_backend():
     want = x.copy()
     want[idx] = u
     assert fnp.at(S(x))[S(idx)].set(S(u)).get().tolist() == want.tolist()
+
+
+def test_ufuncs_refuse_lists_as_cupys_do():
+    # cupy.add(x, [1.0]) raises "Unsupported type <class 'list'>"; NumPy converts the list
+    x = S(np.ones(2))
+    for call in (lambda: xp.add(x, [1.0, 2.0]), lambda: xp.sin((0.5, 1.0))):
+        with pytest.raises(TypeError, match="not a (list|tuple)"):
+            call()
+    assert xp.add(x, xp.asarray([1.0, 2.0])).get().tolist() == [2.0, 3.0]
