@@ -10,6 +10,7 @@ array([-0.1,  0.1])
 """
 
 from funcgrad_nn.optim import (
+    assignment,
     contrib,
     losses,
     lr_scheduler,
@@ -59,4 +60,4 @@ from funcgrad_nn.optim.microbatching import microbatch
 from funcgrad_nn.optim.optimizer import *  # noqa: F403
 from funcgrad_nn.optim.optimizer import __all__ as _opt_all
 
-__all__ = [*_tx_all, *_more_all, *_fact_all, *_loss_all, *_loss_tasks_all, *_torch_all, *_sched_all, *_inject_all, *_acc_all, *_ls_all, *_moments_all, *_monitoring_all, *_linalg_all, *_dist_all, *_privacy_all, *_opt_all, "LBFGS", "tree_map_params", "microbatch", "contrib", "losses", "lr_scheduler", "microbatching", "perturbations", "projections", "schedules", "second_order", "swa_utils", "transforms", "tree", "tree_utils"]
+__all__ = [*_tx_all, *_more_all, *_fact_all, *_loss_all, *_loss_tasks_all, *_torch_all, *_sched_all, *_inject_all, *_acc_all, *_ls_all, *_moments_all, *_monitoring_all, *_linalg_all, *_dist_all, *_privacy_all, *_opt_all, "LBFGS", "tree_map_params", "microbatch", "assignment", "contrib", "losses", "lr_scheduler", "microbatching", "perturbations", "projections", "schedules", "second_order", "swa_utils", "transforms", "tree", "tree_utils"]
