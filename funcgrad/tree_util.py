@@ -1811,8 +1811,9 @@ class _TransformsView(types.SimpleNamespace):
 
     Example:
         >>> from funcgrad import random
-        >>> [type(x).__name__ for x in transforms.tree_leaves([random.key(0), 1.0])]
-        ['ndarray', 'float']
+        >>> [str(getattr(x, "dtype", type(x).__name__))
+        ...  for x in transforms.tree_leaves([random.key(0), 1.0])]
+        ['uint32', 'float']
         >>> transforms.tree_structure(random.key(0)) == tree_structure(random.key(0))
         False
     """
